@@ -1,0 +1,48 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# This module_utils is PRIVATE and should only be used by this collection.
+# It may change at any time, without notice.
+"""The only module_utils that knows Ansible: shared argument-spec pieces and the translation
+of the collection's errors into fail_json."""
+
+from __future__ import annotations
+
+from ._errors import CNIError
+from ._exec import DEFAULT_TIMEOUT
+
+DEFAULT_CNI_PATH = ["/opt/cni/bin"]
+DEFAULT_CONF_DIR = "/etc/cni/net.d"
+DEFAULT_CACHE_DIR = "/var/lib/cni"
+
+
+def paths_argument_spec(cni_path: bool = True, conf_dir: bool = True, cache_dir: bool = True,
+                        timeout: bool = True) -> dict:
+    """The options shared by the collection's modules (and settable once through
+    ``module_defaults: group/cnikit.cni.cni``)."""
+    spec = {}
+    if cni_path:
+        spec["cni_path"] = {"type": "list", "elements": "path", "default": list(DEFAULT_CNI_PATH)}
+    if conf_dir:
+        spec["conf_dir"] = {"type": "path", "default": DEFAULT_CONF_DIR}
+    if cache_dir:
+        spec["cache_dir"] = {"type": "path", "default": DEFAULT_CACHE_DIR}
+    if timeout:
+        spec["timeout"] = {"type": "float", "default": DEFAULT_TIMEOUT}
+    return spec
+
+
+def fail_from_error(module, error: CNIError, **result) -> None:
+    """fail_json with the error's message and its structured fields under ``error``."""
+    details = error.to_dict()
+    module.fail_json(msg=details.pop("msg"), error=details, **result)
+
+
+def run_or_fail(module, func, *args, **kwargs):
+    """Call ``func``; a CNIError it raises fails the task with a readable message."""
+    try:
+        return func(*args, **kwargs)
+    except CNIError as error:
+        fail_from_error(module, error)
+        raise  # fail_json exits; this keeps linters aware that the path ends here

@@ -1,0 +1,106 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# This module_utils is PRIVATE and should only be used by this collection.
+# It may change at any time, without notice.
+"""Errors raised by the collection's logic. They know nothing of Ansible; their str() is what
+an operator reads in a failed task, and to_dict() is what a module returns alongside it."""
+
+from __future__ import annotations
+
+
+class CNIError(Exception):
+    """Base of every error the collection's logic raises."""
+
+    def to_dict(self) -> dict:
+        return {"msg": str(self)}
+
+
+class ConfigError(CNIError):
+    """Bad input: names where it is (an option or a JSON path) and the offending value."""
+
+    _NO_VALUE = object()
+
+    def __init__(self, path: str, message: str, value: object = _NO_VALUE):
+        self.path = path
+        self.message = message
+        self.value = value
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        text = f"{self.path}: {self.message}" if self.path else self.message
+        if self.value is not self._NO_VALUE:
+            text += f" (got {self.value!r})"
+        return text
+
+    def to_dict(self) -> dict:
+        result = {"msg": str(self), "path": self.path}
+        if self.value is not self._NO_VALUE:
+            result["value"] = self.value
+        return result
+
+
+class PluginNotFoundError(CNIError):
+    """A plugin type that no directory of the plugin search path holds."""
+
+    def __init__(self, plugin_type: str, cni_path: list):
+        self.plugin_type = plugin_type
+        self.cni_path = list(cni_path)
+        super().__init__(f'failed to find plugin "{plugin_type}" in path {self.cni_path}')
+
+
+class PluginError(CNIError):
+    """A plugin that failed: which one, doing what, and everything it said."""
+
+    def __init__(self, plugin: str, verb: str, msg: str, code: int | None = None,
+                 details: str = "", stderr: str = "", exit_status: int | None = None):
+        self.plugin = plugin
+        self.verb = verb
+        self.code = code
+        self.msg = msg
+        self.details = details
+        self.stderr = stderr
+        self.exit_status = exit_status
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        code = f" [code {self.code}]" if self.code is not None else ""
+        text = f"plugin {self.plugin} failed ({self.verb}){code}: {self.msg}"
+        if self.details:
+            text += f"; {self.details}"
+        if self.stderr and self.stderr not in text:
+            text += f" (stderr: {self.stderr})"
+        return text
+
+    def to_dict(self) -> dict:
+        return {
+            "msg": str(self),
+            "plugin": self.plugin,
+            "verb": self.verb,
+            "code": self.code,
+            "details": self.details,
+            "stderr": self.stderr,
+            "exit_status": self.exit_status,
+        }
+
+
+class OperationError(CNIError):
+    """An operation that failed as a whole, possibly after a failed clean-up of its own.
+
+    ``cause`` is the first error; ``cleanup_errors`` are errors of the compensating steps
+    (the rollback DEL after a failed ADD), reported beside it, never instead of it."""
+
+    def __init__(self, message: str, cause: CNIError, cleanup_errors: list | None = None):
+        self.cause = cause
+        self.cleanup_errors = list(cleanup_errors or [])
+        text = f"{message}: {cause}"
+        if self.cleanup_errors:
+            text += "; rollback also failed: " + "; ".join(str(e) for e in self.cleanup_errors)
+        super().__init__(text)
+
+    def to_dict(self) -> dict:
+        result = {"msg": str(self), "error": self.cause.to_dict()}
+        if self.cleanup_errors:
+            result["rollback_errors"] = [e.to_dict() for e in self.cleanup_errors]
+        return result

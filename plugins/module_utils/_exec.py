@@ -1,0 +1,174 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# This module_utils is PRIVATE and should only be used by this collection.
+# It may change at any time, without notice.
+"""Finding and running plugin binaries: the CNI_* environment, stdin, a timeout that
+terminates then kills, retries of "text file busy", and errors that say what happened."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import time
+
+from ._errors import ConfigError, PluginError, PluginNotFoundError
+
+DEFAULT_TIMEOUT = 60.0
+TERMINATE_GRACE = 2.0  # seconds between SIGTERM and SIGKILL for a plugin past its timeout
+TEXT_BUSY_RETRIES = 5  # a binary being replaced while we exec it answers ETXTBSY for a moment
+OUTPUT_EXCERPT = 2000  # characters of unparseable output quoted in an error
+
+VERSION_PROBE_STDIN = b'{"cniVersion":"1.1.0"}'
+CNI_ENV_KEYS = ("CNI_COMMAND", "CNI_CONTAINERID", "CNI_NETNS", "CNI_IFNAME", "CNI_ARGS", "CNI_PATH")
+
+
+def find_plugin(plugin_type: str, cni_path: list) -> str:
+    """The first regular, executable ``<dir>/<plugin_type>`` along ``cni_path``."""
+    if not isinstance(plugin_type, str) or not plugin_type:
+        raise ConfigError("type", "plugin type must be a non-empty string", plugin_type)
+    if "/" in plugin_type or "\\" in plugin_type or plugin_type in (".", ".."):
+        raise ConfigError("type", "plugin type must be a file name, without '/' or '\\'", plugin_type)
+    if not cni_path:
+        raise ConfigError("cni_path", "no plugin directories given", cni_path)
+    for directory in cni_path:
+        candidate = os.path.join(directory, plugin_type)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    raise PluginNotFoundError(plugin_type, cni_path)
+
+
+def plugin_env(command: str, cni_path: list, container_id: str = "", netns: str = "",
+               ifname: str = "", cni_args: str = "") -> dict:
+    """All six CNI_* variables, as libcni sets them: empty where a value is unused."""
+    return {
+        "CNI_COMMAND": command,
+        "CNI_CONTAINERID": container_id,
+        "CNI_NETNS": netns,
+        "CNI_IFNAME": ifname,
+        "CNI_ARGS": cni_args,
+        "CNI_PATH": os.pathsep.join(cni_path),
+    }
+
+
+def _excerpt(data: bytes) -> str:
+    text = data.decode("utf-8", "replace").strip()
+    return text if len(text) <= OUTPUT_EXCERPT else text[:OUTPUT_EXCERPT] + "..."
+
+
+def _spawn(path: str, env: dict) -> subprocess.Popen:
+    for attempt in range(TEXT_BUSY_RETRIES + 1):
+        try:
+            # A session of its own, so a timeout can signal whatever the plugin forked too.
+            return subprocess.Popen(  # pylint: disable=consider-using-with
+                [path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                env=env, close_fds=True, start_new_session=True,
+            )
+        except OSError as exc:
+            if exc.errno != errno.ETXTBSY or attempt == TEXT_BUSY_RETRIES:
+                raise
+            time.sleep(0.1 * 2 ** attempt)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _stop(process: subprocess.Popen) -> tuple:
+    """SIGTERM the plugin's process group, then SIGKILL it after a grace period."""
+    for sig, wait in ((signal.SIGTERM, TERMINATE_GRACE), (signal.SIGKILL, None)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            return process.communicate(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+    return b"", b""  # pragma: no cover - communicate() without timeout returns
+
+
+def error_from_output(plugin: str, verb: str, stdout: bytes, stderr: bytes, exit_status: int) -> PluginError:
+    """Turn a failed plugin's output into an error: its JSON error on stdout first, then stderr,
+    then the exit status or signal."""
+    stderr_text = _excerpt(stderr)
+    status = f"killed by signal {signal.Signals(-exit_status).name}" if exit_status < 0 else f"exit status {exit_status}"
+    if stdout.strip():
+        try:
+            data = json.loads(stdout)
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and ("msg" in data or "code" in data):
+            code = data.get("code")
+            return PluginError(
+                plugin, verb, str(data.get("msg") or f"no message ({status})"),
+                code=code if isinstance(code, int) and not isinstance(code, bool) else None,
+                details=str(data.get("details") or ""), stderr=stderr_text, exit_status=exit_status,
+            )
+        return PluginError(plugin, verb, f"failed ({status}) and printed output that is not a CNI error: {_excerpt(stdout)}",
+                           stderr=stderr_text, exit_status=exit_status)
+    if stderr_text:
+        return PluginError(plugin, verb, f"{stderr_text} ({status})", exit_status=exit_status)
+    return PluginError(plugin, verb, f"failed with no error message ({status})", exit_status=exit_status)
+
+
+def run_plugin(path: str, env_vars: dict, stdin: bytes, timeout: float = DEFAULT_TIMEOUT) -> bytes:
+    """Run one plugin call; return its stdout, or raise PluginError."""
+    plugin = os.path.basename(path)
+    verb = env_vars.get("CNI_COMMAND", "")
+    env = {k: v for k, v in os.environ.items() if k not in CNI_ENV_KEYS}
+    env.update(env_vars)
+    try:
+        process = _spawn(path, env)
+    except OSError as exc:
+        raise PluginError(plugin, verb, f"cannot execute {path}: {exc.strerror}") from exc
+    try:
+        stdout, stderr = process.communicate(stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stdout, stderr = _stop(process)
+        raise PluginError(plugin, verb, f"timed out after {timeout:g}s and was killed",
+                          stderr=_excerpt(stderr), exit_status=process.returncode) from None
+    if process.returncode != 0:
+        raise error_from_output(plugin, verb, stdout, stderr, process.returncode)
+    return stdout
+
+
+_VERSION_MEMO: dict = {}
+
+
+def _binary_identity(path: str) -> tuple:
+    st = os.stat(path)
+    return (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def probe_versions(path: str, timeout: float = DEFAULT_TIMEOUT) -> list:
+    """The CNI versions a plugin binary supports (its VERSION answer), memoised while the
+    binary is unchanged (same inode, size and mtime)."""
+    identity = _binary_identity(path)
+    if identity not in _VERSION_MEMO:
+        _VERSION_MEMO[identity] = _query_versions(path, timeout)
+    return list(_VERSION_MEMO[identity])
+
+
+def _query_versions(path: str, timeout: float) -> tuple:
+    env = {"CNI_COMMAND": "VERSION", "CNI_NETNS": "dummy", "CNI_IFNAME": "dummy", "CNI_PATH": "dummy"}
+    try:
+        stdout = run_plugin(path, env, VERSION_PROBE_STDIN, timeout)
+    except PluginError as exc:
+        if exc.msg == "unknown CNI_COMMAND: VERSION":  # a plugin older than VERSION itself
+            return ("0.1.0",)
+        raise
+    plugin = os.path.basename(path)
+    try:
+        answer = json.loads(stdout)
+    except ValueError:
+        raise PluginError(plugin, "VERSION", f"printed output that is not JSON: {_excerpt(stdout)}") from None
+    if not isinstance(answer, dict) or not isinstance(answer.get("cniVersion"), str):
+        raise PluginError(plugin, "VERSION", f"answer has no cniVersion: {_excerpt(stdout)}")
+    versions = answer.get("supportedVersions")
+    if versions is None and answer["cniVersion"] == "0.2.0":
+        return ("0.1.0", "0.2.0")
+    if not isinstance(versions, list) or not all(isinstance(v, str) for v in versions):
+        raise PluginError(plugin, "VERSION", f"answer has no supportedVersions list: {_excerpt(stdout)}")
+    return tuple(versions)

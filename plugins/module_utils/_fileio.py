@@ -1,0 +1,79 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# This module_utils is PRIVATE and should only be used by this collection.
+# It may change at any time, without notice.
+"""The one way this collection writes a file that matters (conflist, cache, manifest, binary):
+a temporary file in the same directory, fsync, rename over the target, fsync the directory.
+A crash at any point leaves either the old content or the new one, never a truncated file."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import tempfile
+
+
+def ensure_dir(path: str, mode: int) -> None:
+    """Create ``path`` (and parents) with ``mode`` if it does not exist."""
+    os.makedirs(path, mode=mode, exist_ok=True)
+
+
+def fsync_dir(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: str, data: bytes, mode: int = 0o644,
+                 owner: int | None = None, group: int | None = None) -> None:
+    """Replace ``path`` with ``data`` atomically, with ``mode`` and optional ownership."""
+    directory, name = os.path.split(os.path.abspath(path))
+    fd, tmp_path = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), mode)
+            if owner is not None or group is not None:
+                os.fchown(handle.fileno(), -1 if owner is None else owner, -1 if group is None else group)
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_path, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_path)
+        raise
+    fsync_dir(directory)
+
+
+def read_if_exists(path: str) -> bytes | None:
+    """The file's bytes, or None when it does not exist."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+
+
+def remove_if_exists(path: str) -> bool:
+    """Remove ``path``; True if it existed."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def file_lock(path: str, shared: bool = False):
+    """Hold an flock on ``path`` (created 0600 if missing) for the duration of the block."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

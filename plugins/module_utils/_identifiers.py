@@ -1,0 +1,132 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# This module_utils is PRIVATE and should only be used by this collection.
+# It may change at any time, without notice.
+"""The CNI spec's rules for identifiers, checked before any path or netlink call is built from
+them, and cnitool's rule for deriving a container ID from a netns path."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+
+from ._errors import ConfigError
+
+# Network names, container IDs (spec, libcni pkg/utils) and our netns names share one rule.
+ID_PATTERN = re.compile(r"\A[a-zA-Z0-9][a-zA-Z0-9_.\-]*\Z")
+MAX_NAME_BYTES = 255  # a file name on Linux: the names end up in file names
+MAX_IFNAME_BYTES = 15  # IFNAMSIZ - 1
+NETNS_DIR = "/var/run/netns"  # the spelling `ip netns` and cnitool's documentation use
+
+
+def check_id(value: object, path: str, what: str) -> str:
+    """Return ``value`` if it is a valid network name / container ID / netns name."""
+    if not isinstance(value, str) or not value:
+        raise ConfigError(path, f"{what} must be a non-empty string", value)
+    if len(value.encode()) > MAX_NAME_BYTES:
+        raise ConfigError(path, f"{what} is longer than {MAX_NAME_BYTES} bytes", value)
+    if not ID_PATTERN.match(value):
+        raise ConfigError(
+            path,
+            f"{what} must start with a letter or digit and contain only letters, digits, '_', '.' and '-'",
+            value,
+        )
+    return value
+
+
+def check_network_name(name: object, path: str = "name") -> str:
+    return check_id(name, path, "network name")
+
+
+def check_container_id(container_id: object, path: str = "container_id") -> str:
+    return check_id(container_id, path, "container ID")
+
+
+def check_netns_name(name: object, path: str = "netns") -> str:
+    return check_id(name, path, "network namespace name")
+
+
+def check_ifname(ifname: object, path: str = "ifname") -> str:
+    """The kernel's and libcni's rules for an interface name."""
+    if not isinstance(ifname, str) or not ifname:
+        raise ConfigError(path, "interface name must be a non-empty string", ifname)
+    if len(ifname.encode()) > MAX_IFNAME_BYTES:
+        raise ConfigError(path, f"interface name is longer than {MAX_IFNAME_BYTES} bytes", ifname)
+    if ifname in (".", ".."):
+        raise ConfigError(path, "interface name must not be '.' or '..'", ifname)
+    if any(ch in "/:\x00" or ch.isspace() for ch in ifname):
+        raise ConfigError(path, "interface name must not contain '/', ':', NUL or whitespace", ifname)
+    return ifname
+
+
+def netns_path(netns: object, path: str = "netns") -> str:
+    """Map a netns name to ``/var/run/netns/<name>``; accept an absolute path as given.
+
+    A path is cleaned the way Go's filepath.Abs cleans it (no symlink resolution), so the
+    container ID derived from it is the one cnitool derives from the same argument."""
+    if not isinstance(netns, str) or not netns:
+        raise ConfigError(path, "network namespace must be a non-empty name or path", netns)
+    if "\x00" in netns:
+        raise ConfigError(path, "network namespace must not contain NUL", netns)
+    if "/" not in netns:
+        return os.path.join(NETNS_DIR, check_netns_name(netns, path))
+    if not netns.startswith("/"):
+        raise ConfigError(path, "a network namespace path must be absolute", netns)
+    return os.path.normpath(netns).replace("//", "/")
+
+
+def netns_name(path: str) -> str | None:
+    """The name of a named netns path (``/var/run/netns/x`` or ``/run/netns/x``), else None."""
+    directory, name = os.path.split(path)
+    if directory in (NETNS_DIR, "/run/netns") and ID_PATTERN.match(name):
+        return name
+    return None
+
+
+def cnitool_container_id(netns: str) -> str:
+    """cnitool's container ID for a netns path: ``cnitool-`` + sha512(path)[:10] in hex."""
+    return "cnitool-" + hashlib.sha512(netns.encode()).hexdigest()[:20]
+
+
+def normalise_cni_args(args: object, path: str = "args") -> list:
+    """CNI_ARGS as libcni caches them: a list of [key, value] pairs.
+
+    Accepts a mapping, a list of pairs, or a ``K=V;K2=V2`` string. Keys and values must be
+    non-empty and free of ``;`` and ``=`` (cnitool rejects both), so that the serialised
+    ``CNI_ARGS`` parses back to the same pairs."""
+    if args in (None, "", {}, []):
+        return []
+    if isinstance(args, str):
+        pairs = []
+        for item in args.split(";"):
+            if item.count("=") != 1:
+                raise ConfigError(path, "each CNI_ARGS item must be KEY=VALUE", item)
+            pairs.append(item.split("="))
+    elif isinstance(args, dict):
+        pairs = [[k, v] for k, v in args.items()]
+    elif isinstance(args, (list, tuple)):
+        pairs = [list(p) if isinstance(p, (list, tuple)) else p for p in args]
+    else:
+        raise ConfigError(path, "must be a mapping, a list of [key, value] pairs or a K=V;K2=V2 string", args)
+    result = []
+    for index, pair in enumerate(pairs):
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise ConfigError(f"{path}[{index}]", "must be a [key, value] pair", pair)
+        key, value = pair
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        elif isinstance(value, int):
+            value = str(value)
+        for part, text in (("key", key), ("value", value)):
+            if not isinstance(text, str) or not text or any(ch in text for ch in ";=\x00"):
+                raise ConfigError(f"{path}[{index}]", f"CNI_ARGS {part} must be a non-empty string without ';', '=' or NUL", text)
+        result.append([key, value])
+    return result
+
+
+def cni_args_string(pairs: list) -> str:
+    """Serialise [key, value] pairs into the CNI_ARGS environment value."""
+    return ";".join(f"{k}={v}" for k, v in pairs)
