@@ -38,11 +38,3 @@ def fail_from_error(module, error: CNIError, **result) -> None:
     details = error.to_dict()
     module.fail_json(msg=details.pop("msg"), error=details, **result)
 
-
-def run_or_fail(module, func, *args, **kwargs):
-    """Call ``func``; a CNIError it raises fails the task with a readable message."""
-    try:
-        return func(*args, **kwargs)
-    except CNIError as error:
-        fail_from_error(module, error)
-        raise  # fail_json exits; this keeps linters aware that the path ends here

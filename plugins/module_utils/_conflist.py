@@ -1,0 +1,205 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# This module_utils is PRIVATE and should only be used by this collection.
+# It may change at any time, without notice.
+"""Network configuration lists: parsing with libcni's load-time rules, loading a conf dir in
+libcni's order, and rendering a conflist file."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+
+from ._errors import CNIError, ConfigError
+from ._result import select_version, version_key
+
+CONFLIST_EXTENSIONS = (".conflist",)
+SINGLE_CONF_EXTENSIONS = (".conf", ".json")
+DROPIN_EXTENSION = ".conf"
+FLAG_KEYS = {"disableCheck": "disable_check", "disableGC": "disable_gc",
+             "loadOnlyInlinedPlugins": "load_only_inlined_plugins"}
+# Envelope keys first, in this order, when a conflist is rendered.
+ENVELOPE_ORDER = ("cniVersion", "cniVersions", "name", "disableCheck", "disableGC", "loadOnlyInlinedPlugins", "plugins")
+
+
+@dataclass
+class NetworkList:
+    """One network: the envelope's settings and its plugins (inline, then drop-ins)."""
+
+    name: str
+    cni_version: str
+    plugins: list
+    raw: dict
+    raw_bytes: bytes  # the exact bytes libcni would cache (the main file only)
+    source: str | None = None
+    cni_versions: list | None = None
+    disable_check: bool = False
+    disable_gc: bool = False
+    load_only_inlined_plugins: bool = False
+
+    def version(self, plugin_versions: list | None = None) -> str:
+        return select_version(self.cni_version, self.cni_versions, plugin_versions)
+
+
+@dataclass
+class LoadProblem:
+    """A file in a conf dir that could not be loaded, and why."""
+
+    path: str
+    reason: str
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "reason": self.reason}
+
+
+@dataclass
+class ConfDir:
+    """Everything a conf dir holds, in libcni's order; ``problems`` never hide other files."""
+
+    networks: list = field(default_factory=list)
+    problems: list = field(default_factory=list)
+
+    def find(self, name: str) -> NetworkList | None:
+        """The network libcni would pick for ``name``: the first file that declares it."""
+        return next((n for n in self.networks if n.name == name), None)
+
+
+def _flag(raw: dict, key: str, where: str) -> bool:
+    """libcni accepts a JSON bool or the strings "true"/"false" in any case."""
+    value = raw.get(key, False)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise ConfigError(f"{where}{key}", "must be a boolean", value)
+
+
+def _decode(data: bytes | str, where: str) -> dict:
+    try:
+        raw = json.loads(data)
+    except ValueError as exc:
+        raise ConfigError(where or "config", f"is not valid JSON: {exc}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(where or "config", "must be a JSON object", type(raw).__name__)
+    return raw
+
+
+def _check_plugin(plugin: object, path: str) -> dict:
+    if not isinstance(plugin, dict):
+        raise ConfigError(path, "must be an object", plugin)
+    if not isinstance(plugin.get("type"), str) or not plugin.get("type"):
+        raise ConfigError(f"{path}.type", "is missing: every plugin needs a type", plugin.get("type"))
+    return plugin
+
+
+def parse_network_list(data: bytes | str | dict, source: str | None = None, conf_dir: str | None = None) -> NetworkList:
+    """Parse a conflist with the checks libcni applies when loading one.
+
+    With ``conf_dir``, plugin objects from ``<conf_dir>/<name>/*.conf`` are appended unless
+    ``loadOnlyInlinedPlugins`` is true. Deeper checks live in _validate."""
+    prefix = f"{source}: " if source else ""
+    if isinstance(data, dict):
+        raw, raw_bytes = data, json.dumps(data, separators=(",", ":")).encode()
+    else:
+        raw_bytes = data.encode() if isinstance(data, str) else data
+        raw = _decode(raw_bytes, source or "config")
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{prefix}name", "is missing: a network needs a name", name)
+    version = raw.get("cniVersion", "")
+    if not isinstance(version, str):
+        raise ConfigError(f"{prefix}cniVersion", "must be a string", version)
+    versions = raw.get("cniVersions")
+    if versions is not None:
+        if not isinstance(versions, list) or not all(isinstance(v, str) for v in versions):
+            raise ConfigError(f"{prefix}cniVersions", "must be a list of version strings", versions)
+        for index, item in enumerate(versions):
+            try:
+                version_key(item)
+            except ConfigError:
+                raise ConfigError(f"{prefix}cniVersions[{index}]", "is not a version", item) from None
+    flags = {attr: _flag(raw, key, prefix) for key, attr in FLAG_KEYS.items()}
+    if "plugins" not in raw:
+        if flags["load_only_inlined_plugins"]:
+            raise ConfigError(f"{prefix}plugins", "is missing while loadOnlyInlinedPlugins is true")
+        plugins = []
+    elif not isinstance(raw["plugins"], list) or not raw["plugins"]:
+        raise ConfigError(f"{prefix}plugins", "must be a non-empty list of plugin objects", raw["plugins"])
+    else:
+        plugins = [_check_plugin(p, f"{prefix}plugins[{i}]") for i, p in enumerate(raw["plugins"])]
+    if conf_dir is not None and not flags["load_only_inlined_plugins"]:
+        plugins = plugins + _dropins(conf_dir, name)
+    if not plugins:
+        raise ConfigError(f"{prefix}plugins", "no plugin configs found (neither inline nor drop-in)")
+    return NetworkList(name=name, cni_version=version, plugins=plugins, raw=raw, raw_bytes=raw_bytes,
+                       source=source, cni_versions=versions, **flags)
+
+
+def parse_single_conf(data: bytes, source: str) -> NetworkList:
+    """A deprecated single-plugin ``.conf``/``.json`` network, up-converted to a list as libcni does."""
+    plugin = _check_plugin(_decode(data, source), source)
+    name = plugin.get("name")
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{source}: name", "is missing: a network needs a name", name)
+    listed = {"name": name, "cniVersion": plugin.get("cniVersion", ""), "plugins": [plugin]}
+    return parse_network_list(json.dumps(listed, separators=(",", ":")).encode(), source)
+
+
+def _files(conf_dir: str, extensions: tuple) -> list:
+    try:
+        names = os.listdir(conf_dir)
+    except FileNotFoundError:
+        return []
+    paths = [os.path.join(conf_dir, n) for n in names if os.path.splitext(n)[1] in extensions]
+    return sorted(p for p in paths if not os.path.isdir(p))
+
+
+def _dropins(conf_dir: str, name: str) -> list:
+    plugins = []
+    for path in _files(os.path.join(conf_dir, name), (DROPIN_EXTENSION,)):
+        with open(path, "rb") as handle:
+            plugins.append(_check_plugin(_decode(handle.read(), path), path))
+    return plugins
+
+
+def _load_file(conf_dir: str, path: str) -> NetworkList:
+    with open(path, "rb") as handle:
+        data = handle.read()
+    if path.endswith(CONFLIST_EXTENSIONS):
+        return parse_network_list(data, path, conf_dir)
+    return parse_single_conf(data, path)
+
+
+def load_conf_dir(conf_dir: str) -> ConfDir:
+    """Every network in ``conf_dir`` in libcni's order (sorted ``*.conflist``, then sorted
+    ``*.conf``/``*.json``); a broken file becomes a LoadProblem instead of hiding the rest."""
+    loaded = ConfDir()
+    for path in _files(conf_dir, CONFLIST_EXTENSIONS) + _files(conf_dir, SINGLE_CONF_EXTENSIONS):
+        try:
+            loaded.networks.append(_load_file(conf_dir, path))
+        except (CNIError, OSError) as exc:
+            loaded.problems.append(LoadProblem(path, str(exc).removeprefix(f"{path}: ")))
+    return loaded
+
+
+def find_network(conf_dir: str, name: str) -> NetworkList:
+    """The network named ``name`` as a runtime would load it, or a ConfigError that also lists
+    the files that could not be read."""
+    loaded = load_conf_dir(conf_dir)
+    network = loaded.find(name)
+    if network is None:
+        message = f"no network with this name in {conf_dir}"
+        if loaded.problems:
+            message += "; unreadable files: " + "; ".join(f"{p.path}: {p.reason}" for p in loaded.problems)
+        raise ConfigError("network", message, name)
+    return network
+
+
+def render_conflist(conf: dict) -> bytes:
+    """A conflist file's bytes: envelope keys first in a fixed order, 2-space indent, newline."""
+    ordered = {key: conf[key] for key in ENVELOPE_ORDER if key in conf}
+    ordered.update((key, value) for key, value in conf.items() if key not in ordered)
+    return (json.dumps(ordered, indent=2) + "\n").encode()
