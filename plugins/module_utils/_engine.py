@@ -1,0 +1,306 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# This module_utils is PRIVATE and should only be used by this collection.
+# It may change at any time, without notice.
+"""The runtime engine: libcni's add/check/delete/gc/status on a network list, in Python.
+
+Where libcni leaves work to its callers this engine does it: a failed ADD is rolled back with a
+DEL of the whole list, DEL tolerates a missing or corrupt cache and carries on past a failing
+plugin, every plugin call has a timeout, and GC is locked out while an attachment of the same
+network is being added or deleted."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from . import _cache
+from ._conflist import NetworkList, parse_network_list
+from ._errors import CNIError, OperationError, PluginError
+from ._exec import DEFAULT_TIMEOUT, find_plugin, plugin_env, probe_versions, run_plugin
+from ._identifiers import check_container_id, check_ifname, check_network_name, cni_args_string
+from ._result import ResultError, convert, family, supports
+
+CHECK_MIN_VERSION = "0.4.0"
+GC_STATUS_MIN_VERSION = "1.1.0"
+STATUS_CODES = {50: "not ready", 51: "degraded"}
+# CHECK failures that are defects of released plugins, not of the attachment. Each entry:
+# (plugin type, text in the error message, explanation). Matching errors become warnings.
+KNOWN_CHECK_DEFECTS = (
+    ("portmap", "could not check ipv6 dnat",
+     "portmap up to v1.1.x checks IPv6 rules it never created (containernetworking/plugins#819)"),
+)
+
+
+class CheckNotAvailable(CNIError):
+    """CHECK cannot run: the list's version predates it, or nothing is attached to check."""
+
+
+@dataclass
+class CheckReport:
+    """What CHECK did: ``ran`` is False when ``disableCheck`` skipped it; ``warnings`` lists
+    known plugin defects that were tolerated."""
+
+    ran: bool
+    warnings: list = field(default_factory=list)
+
+
+@dataclass
+class Attachment:
+    """The runtime parameters of one attachment (libcni's RuntimeConf)."""
+
+    container_id: str
+    netns: str
+    ifname: str = "eth0"
+    cni_args: list = field(default_factory=list)  # [[key, value], ...]
+    capability_args: dict = field(default_factory=dict)
+
+    def check(self) -> None:
+        check_container_id(self.container_id)
+        check_ifname(self.ifname)
+
+    @classmethod
+    def from_cache(cls, entry: _cache.CacheEntry) -> Attachment:
+        return cls(entry.container_id, entry.netns, entry.ifname, entry.cni_args, entry.capability_args)
+
+
+class Engine:
+    """Runs network lists against plugin binaries found along ``cni_path``."""
+
+    def __init__(self, cni_path: list, cache_dir: str, timeout: float = DEFAULT_TIMEOUT):
+        self.cni_path = list(cni_path)
+        self.cache_dir = cache_dir
+        self.timeout = timeout
+
+    # -- versions and requests -------------------------------------------------------------
+
+    def plugin_versions(self, network: NetworkList) -> list:
+        """Each plugin's supported versions, from its (memoised) VERSION answer."""
+        return [probe_versions(find_plugin(p["type"], self.cni_path), self.timeout) for p in network.plugins]
+
+    def version_of(self, network: NetworkList) -> str:
+        """The version to run at; with ``cniVersions``, one every plugin binary supports."""
+        plugin_versions = self.plugin_versions(network) if network.cni_versions else None
+        return network.version(plugin_versions)
+
+    @staticmethod
+    def build_request(network: NetworkList, plugin: dict, version: str, prev_result: dict | None = None,
+                      attachment: Attachment | None = None, extra: dict | None = None) -> bytes:
+        """A plugin's stdin: its object plus name, cniVersion, prevResult (converted to the
+        list's version) and runtimeConfig (the enabled capabilities the caller supplied)."""
+        request = dict(plugin)
+        request["name"] = network.name
+        request["cniVersion"] = version
+        if prev_result is not None:
+            request["prevResult"] = convert(prev_result, version)
+        if attachment is not None:
+            enabled = plugin.get("capabilities") or {}
+            runtime = {cap: value for cap, value in attachment.capability_args.items() if enabled.get(cap) is True}
+            if runtime:
+                request["runtimeConfig"] = runtime
+        request.update(extra or {})
+        # Sorted keys, as libcni's map round-trip sends them.
+        return json.dumps(request, sort_keys=True).encode()
+
+    def _call(self, network: NetworkList, plugin: dict, verb: str, version: str,
+              attachment: Attachment | None = None, prev_result: dict | None = None, extra: dict | None = None) -> bytes:
+        path = find_plugin(plugin["type"], self.cni_path)
+        stdin = self.build_request(network, plugin, version, prev_result, attachment, extra)
+        if attachment is None:
+            env = plugin_env(verb, self.cni_path)
+        else:
+            env = plugin_env(verb, self.cni_path, attachment.container_id, attachment.netns,
+                             attachment.ifname, cni_args_string(attachment.cni_args))
+        return run_plugin(path, env, stdin, self.timeout)
+
+    # -- ADD -------------------------------------------------------------------------------
+
+    def add(self, network: NetworkList, attachment: Attachment) -> dict:
+        """ADD every plugin in order; cache and return the final result (at the list's version).
+
+        On failure the whole list is DELeted in reverse, nothing is cached, and the error says
+        which plugin failed (and what the rollback could not undo)."""
+        check_network_name(network.name, "network")
+        attachment.check()
+        version = self.version_of(network)
+        with _cache.attachment_lock(self.cache_dir, network.name, attachment.container_id, attachment.ifname):
+            result = None
+            try:
+                for plugin in network.plugins:
+                    result = self._parse_result(plugin, self._call(network, plugin, "ADD", version, attachment, result), version)
+                _cache.write_entry(self.cache_dir, _cache.CacheEntry(
+                    network.name, attachment.container_id, attachment.ifname, config=network.raw_bytes,
+                    netns=attachment.netns, cni_args=attachment.cni_args,
+                    capability_args=attachment.capability_args, result=result))
+            except (CNIError, OSError) as exc:
+                cause = exc if isinstance(exc, CNIError) else CNIError(f"cannot write the result cache: {exc}")
+                rollback_errors = self._delete_plugins(network, version, attachment, result)
+                raise OperationError(f"ADD of network {network.name} failed and was rolled back", cause, rollback_errors) from exc
+        return convert(result, version)
+
+    @staticmethod
+    def _parse_result(plugin: dict, stdout: bytes, version: str) -> dict:
+        try:
+            result = json.loads(stdout) if stdout.strip() else None
+        except ValueError:
+            result = None
+        if not isinstance(result, dict):
+            raise PluginError(plugin["type"], "ADD", f"succeeded but printed no JSON result: {stdout[:500]!r}")
+        result.setdefault("cniVersion", version)  # libcni assumes the config's version
+        try:
+            family(result["cniVersion"])
+        except ResultError as exc:
+            raise PluginError(plugin["type"], "ADD", f"returned a result of an unknown version: {exc}") from None
+        return result
+
+    # -- DEL -------------------------------------------------------------------------------
+
+    def delete(self, network: NetworkList, attachment: Attachment) -> bool:
+        """DEL every plugin in reverse with the cached result as prevResult.
+
+        Idempotent; runs even without a usable cache entry. Every plugin is asked, even after
+        one fails (DEL is best effort), and the cache entry is kept for a retry if any failed.
+        Returns whether a cache entry (usable or not) existed."""
+        check_network_name(network.name, "network")
+        attachment.check()
+        version = self.version_of(network)
+        with _cache.attachment_lock(self.cache_dir, network.name, attachment.container_id, attachment.ifname):
+            return self._delete_unlocked(network, version, attachment)
+
+    def _delete_unlocked(self, network: NetworkList, version: str, attachment: Attachment) -> bool:
+        cached_result, existed = self._tolerant_cached_result(network.name, attachment)
+        errors = self._delete_plugins(network, version, attachment, cached_result)
+        if errors:
+            raise OperationError(f"DEL of network {network.name} failed (the cache entry is kept for a retry)",
+                                 errors[0], errors[1:])
+        _cache.delete_entry(self.cache_dir, network.name, attachment.container_id, attachment.ifname)
+        return existed
+
+    def _tolerant_cached_result(self, network_name: str, attachment: Attachment) -> tuple:
+        try:
+            entry = _cache.read_entry(self.cache_dir, network_name, attachment.container_id, attachment.ifname)
+        except _cache.CacheError:
+            return None, True
+        return (entry.result if entry else None), entry is not None
+
+    def _delete_plugins(self, network: NetworkList, version: str, attachment: Attachment,
+                        prev_result: dict | None) -> list:
+        """DEL each plugin in reverse order; return the errors instead of stopping at one."""
+        if prev_result is not None and not supports(version, CHECK_MIN_VERSION):
+            prev_result = None  # before 0.4.0 DEL carries no prevResult
+        if prev_result is not None:
+            try:
+                convert(prev_result, version)
+            except ResultError:
+                prev_result = None  # an unconvertible cached result must not block DEL
+        errors = []
+        for plugin in reversed(network.plugins):
+            try:
+                self._call(network, plugin, "DEL", version, attachment, prev_result)
+            except CNIError as exc:
+                errors.append(exc)
+        return errors
+
+    # -- CHECK -----------------------------------------------------------------------------
+
+    def check(self, network: NetworkList, attachment: Attachment) -> CheckReport:
+        """CHECK every plugin, in order, with the cached result; raise at the first failure."""
+        check_network_name(network.name, "network")
+        attachment.check()
+        version = self.version_of(network)
+        if not supports(version, CHECK_MIN_VERSION):
+            raise CheckNotAvailable(f"CHECK is not available for network {network.name} at cniVersion {version} "
+                                    f"(it needs {CHECK_MIN_VERSION} or later)")
+        if network.disable_check:
+            return CheckReport(ran=False)
+        report = CheckReport(ran=True)
+        with _cache.attachment_lock(self.cache_dir, network.name, attachment.container_id, attachment.ifname):
+            entry = _cache.read_entry(self.cache_dir, network.name, attachment.container_id, attachment.ifname)
+            if entry is None or entry.result is None:
+                raise CheckNotAvailable(f"nothing to CHECK: no cached result for {attachment.container_id}/"
+                                        f"{attachment.ifname} on network {network.name}")
+            for plugin in network.plugins:
+                try:
+                    self._call(network, plugin, "CHECK", version, attachment, entry.result)
+                except PluginError as exc:
+                    explanation = _known_check_defect(exc)
+                    if explanation is None:
+                        raise
+                    report.warnings.append(f"ignored a CHECK failure of {exc.plugin}: {exc.msg} ({explanation})")
+        return report
+
+    # -- GC and STATUS ---------------------------------------------------------------------
+
+    def cached_attachments(self, network_name: str | None = None) -> tuple:
+        """Cached attachments (of one network, or all) and the unusable cache files."""
+        return _cache.list_entries(self.cache_dir, network_name)
+
+    def gc(self, network: NetworkList, valid_attachments: list) -> dict:
+        """DEL every cached attachment of ``network`` not in ``valid_attachments`` (pairs of
+        container ID and ifname), then send GC to each plugin (1.1.0 and later).
+
+        Errors are collected, not raised at the first: the report lists what was deleted and
+        every error. Nothing happens when ``disableGC`` is set."""
+        check_network_name(network.name, "network")
+        report = {"deleted": [], "errors": [], "skipped": network.disable_gc}
+        if network.disable_gc:
+            return report
+        valid = [{"containerID": cid, "ifname": ifname} for cid, ifname in valid_attachments]
+        valid_keys = {(v["containerID"], v["ifname"]) for v in valid}
+        version = self.version_of(network)
+        with _cache.network_gc_lock(self.cache_dir, network.name):
+            entries, _problems = _cache.list_entries(self.cache_dir, network.name)
+            for entry in entries:
+                if (entry.container_id, entry.ifname) in valid_keys:
+                    continue
+                attachment = Attachment.from_cache(entry)
+                try:
+                    self._delete_unlocked(network, version, attachment)
+                    report["deleted"].append({"container_id": entry.container_id, "ifname": entry.ifname,
+                                              "netns": entry.netns})
+                except CNIError as exc:
+                    report["errors"].append(exc.to_dict())
+            if supports(version, GC_STATUS_MIN_VERSION):
+                for plugin in network.plugins:
+                    try:
+                        self._call(network, plugin, "GC", version,
+                                   extra={"cni.dev/valid-attachments": valid, "cni.dev/attachments": valid})
+                    except CNIError as exc:
+                        report["errors"].append(exc.to_dict())
+        return report
+
+    def status(self, network: NetworkList) -> list:
+        """Each plugin's STATUS (1.1.0 and later): ready, or the code and message it gave."""
+        version = self.version_of(network)
+        if not supports(version, GC_STATUS_MIN_VERSION):
+            return []
+        statuses = []
+        for plugin in network.plugins:
+            state = {"plugin": plugin["type"], "ready": True, "state": "ready", "code": None, "msg": ""}
+            try:
+                self._call(network, plugin, "STATUS", version)
+            except PluginError as exc:
+                state.update(ready=False, code=exc.code, msg=exc.msg,
+                             state=STATUS_CODES.get(exc.code, "error"))
+            statuses.append(state)
+        return statuses
+
+    # -- the cache, for callers deciding what to do ------------------------------------------
+
+    def cached_entry(self, network_name: str, attachment: Attachment) -> _cache.CacheEntry | None:
+        """The cache entry of an attachment; CacheError when the file is unusable."""
+        return _cache.read_entry(self.cache_dir, network_name, attachment.container_id, attachment.ifname)
+
+    @staticmethod
+    def cached_network(entry: _cache.CacheEntry) -> NetworkList:
+        """The network list as it was at ADD, from the entry's cached config bytes."""
+        return parse_network_list(entry.config, source=entry.path)
+
+
+def _known_check_defect(error: PluginError) -> str | None:
+    for plugin, text, explanation in KNOWN_CHECK_DEFECTS:
+        if error.plugin == plugin and text in error.msg:
+            return explanation
+    return None
