@@ -8,7 +8,10 @@ BUILD_DIR="$REPO_ROOT/.build"
 VENV="$REPO_ROOT/.venv"
 # The working tree, seen by Ansible as cnikit.cni through a symlink (used by molecule and pytest).
 INPLACE_COLLECTIONS="$BUILD_DIR/inplace"
-SYSTEM_PACKAGES=(iproute2 iptables iputils-ping containernetworking-plugins jq)
+# The built tarball, installed the way users install it (used by demo.sh and the build stage).
+INSTALLED_COLLECTIONS="$BUILD_DIR/installed"
+# Without shellcheck, ansible-test's shellcheck sanity test would have nothing to run.
+SYSTEM_PACKAGES=(iproute2 iptables iputils-ping containernetworking-plugins jq shellcheck)
 
 log() { printf '\n==> %s\n' "$*"; }
 
@@ -40,8 +43,12 @@ ensure_venv() {
     "$VENV/bin/python" -c 'import ansible, molecule, pyroute2, jsonschema'
     echo "$want" >"$stamp"
   fi
-  # molecule (through ansible-compat) finds ansible-config on PATH, so the venv must lead it.
-  export PATH="$VENV/bin:$PATH"
+  activate_venv
+}
+
+# molecule (through ansible-compat) finds ansible-config on PATH, so the venv must lead it.
+activate_venv() {
+  [[ ":$PATH:" == *":$VENV/bin:"* ]] || export PATH="$VENV/bin:$PATH"
   export VIRTUAL_ENV="$VENV"
 }
 
@@ -61,14 +68,28 @@ ensure_offline_pip_bootstrap() {
     || cp "$REPO_ROOT/tests/utils/offline_get_pip.py" "$cache"
 }
 
-# A copy of the working tree at ansible_collections/cnikit/cni, where ansible-test must run.
+# A copy of the working tree at <root>/ansible_collections/cnikit/cni, where ansible-test must
+# run (and where ansible-doc finds roles, which it does not through the in-place symlink).
+# The root defaults to .build/ansible-test; pass another one to leave that copy alone.
 sync_test_tree() {
-  local dest="$BUILD_DIR/ansible-test/ansible_collections/cnikit/cni"
+  local dest="${1:-$BUILD_DIR/ansible-test}/ansible_collections/cnikit/cni"
   rm -rf "$dest"
   mkdir -p "$dest"
   (cd "$REPO_ROOT" && git ls-files -co --exclude-standard -z | xargs -0 tar -cf - 2>/dev/null) \
     | tar -xf - -C "$dest"
   echo "$dest"
+}
+
+# Build the collection tarball into .build/dist and install it into .build/installed, as a user
+# would; prints the tarball's path.
+build_and_install_collection() {
+  local dist="$BUILD_DIR/dist"
+  rm -rf "$dist" "$INSTALLED_COLLECTIONS"
+  ansible-galaxy collection build "$REPO_ROOT" --output-path "$dist" >&2
+  local tarball
+  tarball="$(echo "$dist"/cnikit-cni-*.tar.gz)"
+  ansible-galaxy collection install "$tarball" -p "$INSTALLED_COLLECTIONS" >&2
+  echo "$tarball"
 }
 
 setup_all() {

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# The test command: set-up, lint, sanity, unit, integration, molecule, docs and build checks.
+# Every stage runs even when an earlier one failed; the summary's last line is read by CI:
+#   stages: <passed> passed, <failed> failed
+# Run as root on Debian 12 from anywhere: ./scripts/test.sh
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# A stage exits with this status when there is nothing to test yet (automake's convention).
+SKIPPED=77
+
+skip() {
+  echo "SKIPPED: $*"
+  exit "$SKIPPED"
+}
+
+stage_setup() {
+  setup_all
+  ensure_offline_pip_bootstrap
+}
+
+stage_lint() {
+  cd "$REPO_ROOT"
+  ansible-lint --offline
+}
+
+stage_sanity() {
+  local tree
+  tree="$(sync_test_tree "$BUILD_DIR/ansible-test")"
+  cd "$tree"
+  ansible-test sanity --local --python 3.11 --color no
+}
+
+stage_units() {
+  cd "$REPO_ROOT"
+  local suites=(tests/unit)
+  [[ -d tests/functional ]] && suites+=(tests/functional)
+  # pytest exits 5 when it collects nothing; that only means "skip" while no test file exists.
+  [[ -n "$(find "${suites[@]}" -name 'test_*.py' -print -quit)" ]] || skip "no test files in ${suites[*]}"
+  PYTHONPATH="$INPLACE_COLLECTIONS" python -m pytest "${suites[@]}"
+}
+
+stage_integration() {
+  compgen -G "$REPO_ROOT/tests/integration/targets/*/aliases" >/dev/null \
+    || skip "no integration targets in tests/integration/targets"
+  local tree
+  tree="$(sync_test_tree "$BUILD_DIR/ansible-test")"
+  cd "$tree"
+  ansible-test integration --local --python 3.11 --allow-destructive --color no
+}
+
+stage_molecule() {
+  cd "$REPO_ROOT"
+  compgen -G "molecule/*/molecule.yml" >/dev/null || skip "no scenario in molecule/"
+  # The scenarios live at the top level; naming the glob keeps molecule out of its collection
+  # mode (extensions/molecule) without the "should migrate" warning.
+  MOLECULE_GLOB='molecule/*/molecule.yml' ANSIBLE_COLLECTIONS_PATH="$INPLACE_COLLECTIONS" \
+    molecule test --all
+}
+
+stage_docs() {
+  cd "$REPO_ROOT"
+  "$REPO_ROOT/scripts/gen-docs.sh"
+  local stale
+  stale="$(git status --porcelain --untracked-files=all -- docs/)"
+  if [[ -n "$stale" ]]; then
+    echo "docs/ differs from what is committed; run scripts/gen-docs.sh and commit the result:"
+    echo "$stale"
+    git --no-pager diff --stat -- docs/
+    return 1
+  fi
+  antsibull-changelog lint
+}
+
+stage_build() {
+  local tarball
+  tarball="$(build_and_install_collection)"
+  local unwanted
+  unwanted="$(tar -tzf "$tarball" | grep -E '(^|/)(\.venv|\.build|__pycache__)(/|$)|^tests/output(/|$)' || true)"
+  if [[ -n "$unwanted" ]]; then
+    echo "the tarball holds files it must not:"
+    echo "$unwanted"
+    return 1
+  fi
+  local module role
+  for module in "$REPO_ROOT"/plugins/modules/*.py; do
+    [[ -e "$module" ]] || continue
+    module="$(basename "$module" .py)"
+    echo "ansible-doc cnikit.cni.$module"
+    ANSIBLE_COLLECTIONS_PATH="$INSTALLED_COLLECTIONS" ansible-doc "cnikit.cni.$module" >/dev/null
+  done
+  for role in "$REPO_ROOT"/roles/*/; do
+    [[ -e "$role" ]] || continue
+    role="$(basename "$role")"
+    echo "ansible-doc -t role cnikit.cni.$role"
+    ANSIBLE_COLLECTIONS_PATH="$INSTALLED_COLLECTIONS" ansible-doc -t role "cnikit.cni.$role" >/dev/null
+  done
+}
+
+STAGES=(setup lint sanity units integration molecule docs build)
+declare -A RESULT SECONDS_TAKEN
+
+run_stage() {
+  local name="$1" start=$SECONDS rc
+  log "stage $name"
+  # set -e is ignored inside a subshell run as a condition, so switch it off around the call.
+  set +e
+  (set -e; "stage_$name")
+  rc=$?
+  set -e
+  SECONDS_TAKEN[$name]=$((SECONDS - start))
+  case $rc in
+    0) RESULT[$name]=passed ;;
+    "$SKIPPED") RESULT[$name]=skipped ;;
+    *) RESULT[$name]="failed (exit $rc)" ;;
+  esac
+  echo "--- stage $name: ${RESULT[$name]} in ${SECONDS_TAKEN[$name]}s"
+}
+
+main() {
+  local name passed=0 failed=0
+  for name in "${STAGES[@]}"; do
+    run_stage "$name"
+    # Later stages need the virtualenv that setup made, on PATH in this shell too.
+    [[ $name == setup ]] && activate_venv
+  done
+  log "summary"
+  for name in "${STAGES[@]}"; do
+    printf '%-12s %-18s %5ss\n' "$name" "${RESULT[$name]}" "${SECONDS_TAKEN[$name]}"
+    if [[ ${RESULT[$name]} == failed* ]]; then
+      failed=$((failed + 1))
+    else
+      passed=$((passed + 1))
+    fi
+  done
+  echo "stages: $passed passed, $failed failed"
+  ((failed == 0))
+}
+
+main
