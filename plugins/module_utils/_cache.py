@@ -26,6 +26,7 @@ from ._identifiers import MAX_NAME_BYTES, check_container_id, check_ifname, chec
 KIND = "cniCacheV1"
 RESULTS_SUBDIR = "results"
 LOCKS_SUBDIR = "cnikit-locks"  # ours, beside libcni's results/
+PENDING_SUBDIR = "cnikit-pending"  # intent markers of ADDs in progress
 LOCK_STRIPES = 256  # attachment locks are striped so lock files never accumulate
 
 
@@ -132,6 +133,26 @@ def read_entry(cache_dir: str, network: str, container_id: str, ifname: str) -> 
 
 def delete_entry(cache_dir: str, network: str, container_id: str, ifname: str) -> bool:
     return remove_if_exists(entry_path(cache_dir, network, container_id, ifname))
+
+
+def _pending_path(cache_dir: str, network: str, container_id: str, ifname: str) -> str:
+    return os.path.join(cache_dir, PENDING_SUBDIR, os.path.basename(entry_path(cache_dir, network, container_id, ifname)))
+
+
+def mark_pending(cache_dir: str, network: str, container_id: str, ifname: str) -> None:
+    """Record that an ADD is starting, so a run killed half-way is known to the next one."""
+    path = _pending_path(cache_dir, network, container_id, ifname)
+    ensure_dir(cache_dir, 0o700)
+    ensure_dir(os.path.dirname(path), 0o700)
+    atomic_write(path, b"", mode=0o600)
+
+
+def clear_pending(cache_dir: str, network: str, container_id: str, ifname: str) -> None:
+    remove_if_exists(_pending_path(cache_dir, network, container_id, ifname))
+
+
+def is_pending(cache_dir: str, network: str, container_id: str, ifname: str) -> bool:
+    return os.path.exists(_pending_path(cache_dir, network, container_id, ifname))
 
 
 def list_entries(cache_dir: str, network: str | None = None) -> tuple:

@@ -121,11 +121,19 @@ class Engine:
         """ADD every plugin in order; cache and return the final result (at the list's version).
 
         On failure the whole list is DELeted in reverse, nothing is cached, and the error says
-        which plugin failed (and what the rollback could not undo)."""
+        which plugin failed (and what the rollback could not undo). An ADD interrupted earlier
+        (its intent marker is still there) is DELeted before this one starts."""
         check_network_name(network.name, "network")
         attachment.check()
         version = self.version_of(network)
-        with _cache.attachment_lock(self.cache_dir, network.name, attachment.container_id, attachment.ifname):
+        key = (self.cache_dir, network.name, attachment.container_id, attachment.ifname)
+        with _cache.attachment_lock(*key):
+            if _cache.is_pending(*key):
+                errors = self._delete_plugins(network, version, attachment, None)
+                if errors:
+                    raise OperationError(f"cannot clean up an interrupted ADD of network {network.name}",
+                                         errors[0], errors[1:])
+            _cache.mark_pending(*key)
             result = None
             try:
                 for plugin in network.plugins:
@@ -137,8 +145,15 @@ class Engine:
             except (CNIError, OSError) as exc:
                 cause = exc if isinstance(exc, CNIError) else CNIError(f"cannot write the result cache: {exc}")
                 rollback_errors = self._delete_plugins(network, version, attachment, result)
+                if not rollback_errors:
+                    _cache.clear_pending(*key)
                 raise OperationError(f"ADD of network {network.name} failed and was rolled back", cause, rollback_errors) from exc
+            _cache.clear_pending(*key)
         return convert(result, version)
+
+    def interrupted(self, network_name: str, attachment: Attachment) -> bool:
+        """True when an ADD of this attachment was started and never finished nor rolled back."""
+        return _cache.is_pending(self.cache_dir, network_name, attachment.container_id, attachment.ifname)
 
     @staticmethod
     def _parse_result(plugin: dict, stdout: bytes, version: str) -> dict:
@@ -176,6 +191,7 @@ class Engine:
             raise OperationError(f"DEL of network {network.name} failed (the cache entry is kept for a retry)",
                                  errors[0], errors[1:])
         _cache.delete_entry(self.cache_dir, network.name, attachment.container_id, attachment.ifname)
+        _cache.clear_pending(self.cache_dir, network.name, attachment.container_id, attachment.ifname)
         return existed
 
     def _tolerant_cached_result(self, network_name: str, attachment: Attachment) -> tuple:
@@ -237,21 +253,24 @@ class Engine:
         """Cached attachments (of one network, or all) and the unusable cache files."""
         return _cache.list_entries(self.cache_dir, network_name)
 
-    def gc(self, network: NetworkList, valid_attachments: list) -> dict:
+    def gc(self, network: NetworkList, valid_attachments: list, keep=None) -> dict:
         """DEL every cached attachment of ``network`` not in ``valid_attachments`` (pairs of
         container ID and ifname), then send GC to each plugin (1.1.0 and later).
 
+        ``keep``, a predicate on cache entries, adds the entries it accepts to the valid set;
+        it is evaluated under the GC lock, so an attachment added meanwhile is judged too.
         Errors are collected, not raised at the first: the report lists what was deleted and
         every error. Nothing happens when ``disableGC`` is set."""
         check_network_name(network.name, "network")
         report = {"deleted": [], "errors": [], "skipped": network.disable_gc}
         if network.disable_gc:
             return report
-        valid = [{"containerID": cid, "ifname": ifname} for cid, ifname in valid_attachments]
-        valid_keys = {(v["containerID"], v["ifname"]) for v in valid}
         version = self.version_of(network)
         with _cache.network_gc_lock(self.cache_dir, network.name):
             entries, _problems = _cache.list_entries(self.cache_dir, network.name)
+            kept = [(e.container_id, e.ifname) for e in entries if keep is not None and keep(e)]
+            valid = [{"containerID": cid, "ifname": ifname} for cid, ifname in list(valid_attachments) + kept]
+            valid_keys = {(v["containerID"], v["ifname"]) for v in valid}
             for entry in entries:
                 if (entry.container_id, entry.ifname) in valid_keys:
                     continue
