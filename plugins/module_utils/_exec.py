@@ -152,7 +152,8 @@ def probe_versions(path: str, timeout: float = DEFAULT_TIMEOUT) -> list:
 
 
 def _query_versions(path: str, timeout: float) -> tuple:
-    env = {"CNI_COMMAND": "VERSION", "CNI_NETNS": "dummy", "CNI_IFNAME": "dummy", "CNI_PATH": "dummy"}
+    # libcni's dummy values; the other CNI_* variables are set empty, as libcni does.
+    env = plugin_env("VERSION", ["dummy"], netns="dummy", ifname="dummy")
     try:
         stdout = run_plugin(path, env, VERSION_PROBE_STDIN, timeout)
     except PluginError as exc:

@@ -29,6 +29,7 @@ Debug file format (every key optional)::
         "error": {"code": 7, "msg": "...", "details": "..."},   # printed on stdout, exit 1
         "stdout": "raw text", "stderr": "raw text",            # printed verbatim
         "exit": 3,                         # exit status (default 0, 1 with "error")
+        "ignore_sigterm": true,            # survive SIGTERM (only SIGKILL stops it)
         "sleep": 0.5,                      # seconds to sleep first
         "fork_sleep": 30,                  # fork a child that sleeps this long, holding stdout
         "signal": "SIGSEGV",               # kill itself with this signal (after sleeping)
@@ -103,6 +104,8 @@ def main():
     behaviour = debug.get(verb, {})
     supported = behaviour.get("supportedVersions") or debug.get("VERSION", {}).get("supportedVersions") or ALL_VERSIONS
 
+    if behaviour.get("ignore_sigterm"):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if behaviour.get("sleep"):
         time.sleep(behaviour["sleep"])
     if behaviour.get("fork_sleep") and os.fork() == 0:

@@ -1,0 +1,345 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Finding and running plugins (_exec) against the test-double plugin."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.cnikit.cni.plugins.module_utils import _exec
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, PluginError, PluginNotFoundError
+
+sys.path.insert(0, str(Path(__file__).parents[3] / "utils"))
+from fakeplugin import FakePlugins  # noqa: E402  pylint: disable=wrong-import-position
+
+FAKEPLUGIN = Path(__file__).parents[3] / "utils" / "fakeplugin.py"
+ENV = {"CNI_COMMAND": "ADD", "CNI_CONTAINERID": "c1", "CNI_NETNS": "/var/run/netns/x",
+       "CNI_IFNAME": "eth0", "CNI_ARGS": "K=V", "CNI_PATH": "/a:/b"}
+CONF = b'{"cniVersion":"1.0.0","name":"net","type":"noop"}'
+
+
+@pytest.fixture
+def fake(tmp_path):
+    return FakePlugins(tmp_path / "bin")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_version_memo(monkeypatch):
+    monkeypatch.setattr(_exec, "_VERSION_MEMO", {})
+
+
+def _executable(path: Path, text: str = "#!/bin/sh\nexit 0\n", mode: int = 0o755) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(mode)
+    return path
+
+
+# -- find_plugin ------------------------------------------------------------------------------
+
+def test_find_plugin_takes_the_first_directory_in_order(tmp_path):
+    first, second = _executable(tmp_path / "a" / "p"), _executable(tmp_path / "b" / "p")
+    assert _exec.find_plugin("p", [str(tmp_path / "a"), str(tmp_path / "b")]) == str(first)
+    assert _exec.find_plugin("p", [str(tmp_path / "b"), str(tmp_path / "a")]) == str(second)
+
+
+def test_find_plugin_skips_non_executable_files_and_directories(tmp_path):
+    _executable(tmp_path / "a" / "p", mode=0o644)
+    (tmp_path / "b" / "p").mkdir(parents=True)
+    good = _executable(tmp_path / "c" / "p")
+    dirs = [str(tmp_path / d) for d in "abc"]
+    assert _exec.find_plugin("p", dirs) == str(good)
+
+
+def test_find_plugin_follows_symlinks(tmp_path):
+    target = _executable(tmp_path / "real")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "p").symlink_to(target)
+    assert _exec.find_plugin("p", [str(tmp_path / "bin")]) == str(tmp_path / "bin" / "p")
+
+
+def test_find_plugin_not_found_names_plugin_and_path(tmp_path):
+    (tmp_path / "a").mkdir()
+    _executable(tmp_path / "a" / "p", mode=0o600)
+    with pytest.raises(PluginNotFoundError) as info:
+        _exec.find_plugin("p", [str(tmp_path / "a"), "/nonexistent"])
+    assert str(info.value) == f"failed to find plugin \"p\" in path ['{tmp_path / 'a'}', '/nonexistent']"
+
+
+@pytest.mark.parametrize("name", ["", "a/b", "../bridge", ".", "..", "a\\b", None])
+def test_find_plugin_rejects_names_that_are_not_file_names(name):
+    with pytest.raises(ConfigError) as info:
+        _exec.find_plugin(name, ["/usr/lib/cni"])
+    assert info.value.path == "type"
+
+
+def test_find_plugin_needs_a_path():
+    with pytest.raises(ConfigError, match="no plugin directories"):
+        _exec.find_plugin("bridge", [])
+
+
+# -- environment --------------------------------------------------------------------------------
+
+def test_plugin_env_sets_all_six_variables_empty_when_unused():
+    assert _exec.plugin_env("GC", ["/a", "/b"]) == {
+        "CNI_COMMAND": "GC", "CNI_CONTAINERID": "", "CNI_NETNS": "", "CNI_IFNAME": "",
+        "CNI_ARGS": "", "CNI_PATH": "/a:/b"}
+    assert _exec.plugin_env("ADD", ["/a"], "c1", "/ns", "eth0", "K=V") == {
+        "CNI_COMMAND": "ADD", "CNI_CONTAINERID": "c1", "CNI_NETNS": "/ns", "CNI_IFNAME": "eth0",
+        "CNI_ARGS": "K=V", "CNI_PATH": "/a"}
+
+
+def test_run_plugin_passes_stdin_cni_vars_and_parent_env_overriding_inherited_cni_vars(fake, monkeypatch):
+    path = fake.install("noop", log_env=["FOO"])
+    monkeypatch.setenv("FOO", "BAR")
+    monkeypatch.setenv("CNI_IFNAME", "inherited")
+    monkeypatch.setenv("CNI_ARGS", "INHERITED=1")
+    env = dict(ENV, CNI_ARGS="")
+    _exec.run_plugin(path, env, CONF, timeout=10)
+    (call,) = fake.calls()
+    assert call["env"] == env
+    assert call["extra_env"] == {"FOO": "BAR"}
+    assert call["stdin"] == json.loads(CONF)
+
+
+def test_run_plugin_returns_stdout(fake):
+    path = fake.install("noop", ADD={"result": {"cniVersion": "1.0.0", "ips": []}})
+    assert json.loads(_exec.run_plugin(path, ENV, CONF)) == {"cniVersion": "1.0.0", "ips": []}
+
+
+# -- errors -------------------------------------------------------------------------------------
+
+def test_error_json_on_stdout_becomes_a_plugin_error(fake):
+    path = fake.install("noop", ADD={"error": {"code": 7, "msg": "bad config", "details": "key x"},
+                                     "stderr": "some log"})
+    with pytest.raises(PluginError) as info:
+        _exec.run_plugin(path, ENV, CONF)
+    err = info.value
+    assert (err.plugin, err.verb, err.code, err.msg, err.details, err.exit_status) == \
+        ("noop", "ADD", 7, "bad config", "key x", 1)
+    assert str(err) == "plugin noop failed (ADD) [code 7]: bad config; key x (stderr: some log)"
+    assert err.to_dict() == {"msg": str(err), "plugin": "noop", "verb": "ADD", "code": 7,
+                             "details": "key x", "stderr": "some log", "exit_status": 1}
+
+
+def test_error_json_without_message_names_the_exit_status(fake):
+    path = fake.install("noop", DEL={"error": {"code": 11}, "exit": 2})
+    with pytest.raises(PluginError) as info:
+        _exec.run_plugin(path, dict(ENV, CNI_COMMAND="DEL"), CONF)
+    assert info.value.code == 11
+    assert info.value.msg == "no message (exit status 2)"
+
+
+@pytest.mark.parametrize("code", ["7", True, None])
+def test_error_code_that_is_not_an_integer_is_dropped(code):
+    err = _exec.error_from_output("p", "ADD", json.dumps({"code": code, "msg": "m"}).encode(), b"", 1)
+    assert err.code is None and err.msg == "m"
+
+
+def test_garbage_stdout_is_quoted_with_stderr_and_exit_status(fake):
+    path = fake.install("noop", ADD={"stdout": "panic: runtime error", "stderr": "goroutine 1", "exit": 2})
+    with pytest.raises(PluginError) as info:
+        _exec.run_plugin(path, ENV, CONF)
+    assert info.value.msg == ("failed (exit status 2) and printed output that is not a CNI error: "
+                              "panic: runtime error")
+    assert info.value.stderr == "goroutine 1"
+    assert info.value.code is None
+
+
+def test_empty_stdout_falls_back_to_stderr_and_exit_status(fake):
+    path = fake.install("noop", ADD={"stdout": "", "stderr": "cannot open netns\n", "exit": 3})
+    with pytest.raises(PluginError) as info:
+        _exec.run_plugin(path, ENV, CONF)
+    assert str(info.value) == "plugin noop failed (ADD): cannot open netns (exit status 3)"
+    assert info.value.exit_status == 3
+
+
+def test_no_output_at_all_says_so(fake):
+    path = fake.install("noop", ADD={"stdout": "", "exit": 4})
+    with pytest.raises(PluginError) as info:
+        _exec.run_plugin(path, ENV, CONF)
+    assert str(info.value) == "plugin noop failed (ADD): failed with no error message (exit status 4)"
+
+
+def test_death_by_signal_is_named(fake):
+    path = fake.install("noop", ADD={"signal": "SIGSEGV"})
+    with pytest.raises(PluginError) as info:
+        _exec.run_plugin(path, ENV, CONF)
+    assert info.value.msg == "failed with no error message (killed by signal SIGSEGV)"
+    assert info.value.exit_status == -11
+
+
+def test_long_output_is_cut_in_the_error():
+    err = _exec.error_from_output("p", "ADD", b"x" * 5000, b"", 1)
+    assert err.msg.endswith("x" * _exec.OUTPUT_EXCERPT + "...")
+
+
+def test_unexecutable_file_is_a_plugin_error(tmp_path):
+    path = _executable(tmp_path / "p", text="no shebang, not an ELF\n")
+    with pytest.raises(PluginError, match=r"cannot execute .*/p: Exec format error"):
+        _exec.run_plugin(str(path), ENV, CONF)
+
+
+# -- timeouts -----------------------------------------------------------------------------------
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return True
+    return state in ("Z", "X")
+
+
+def test_hung_plugin_is_terminated_at_its_timeout(fake):
+    path = fake.install("sleep", ADD={"sleep": 60})
+    with pytest.raises(PluginError) as info:
+        _exec.run_plugin(path, ENV, CONF, timeout=0.5)
+    assert info.value.msg == "timed out after 0.5s and was killed"
+    assert info.value.exit_status == -15
+    assert _gone(fake.calls()[0]["pid"])
+
+
+def test_plugin_that_ignores_sigterm_is_killed_after_the_grace_period(fake, monkeypatch):
+    monkeypatch.setattr(_exec, "TERMINATE_GRACE", 0.3)
+    path = fake.install("stubborn", ADD={"ignore_sigterm": True, "sleep": 60})
+    with pytest.raises(PluginError) as info:
+        _exec.run_plugin(path, ENV, CONF, timeout=0.5)
+    assert info.value.exit_status == -9
+    assert _gone(fake.calls()[0]["pid"])
+
+
+def test_children_of_a_timed_out_plugin_are_killed_with_its_group(fake):
+    # The plugin exits at once, but its child holds stdout open: the call can only end by the
+    # timeout, and the child must not survive it.
+    path = fake.install("forker", ADD={"fork_sleep": 60})
+    with pytest.raises(PluginError, match="timed out"):
+        _exec.run_plugin(path, ENV, CONF, timeout=0.5)
+    pgid = fake.calls()[0]["pid"]
+    members = [p for p in os.listdir("/proc") if p.isdigit() and _pgid(int(p)) == pgid]
+    assert all(_gone(int(p)) for p in members)
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[2])
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
+# -- text file busy -----------------------------------------------------------------------------
+
+def test_text_file_busy_is_retried_until_the_writer_closes(tmp_path):
+    path = tmp_path / "busy"
+    writer = open(path, "w", encoding="utf-8")  # pylint: disable=consider-using-with
+    writer.write("#!/bin/sh\necho '{}'\n")
+    writer.flush()
+    path.chmod(0o755)
+    threading.Timer(0.15, writer.close).start()
+    assert _exec.run_plugin(str(path), ENV, CONF, timeout=10).strip() == b"{}"
+
+
+def test_text_file_busy_gives_up_after_the_retries(monkeypatch):
+    attempts, sleeps = [], []
+
+    def busy(*args, **kwargs):
+        attempts.append(args)
+        raise OSError(errno.ETXTBSY, os.strerror(errno.ETXTBSY))
+
+    monkeypatch.setattr(_exec.subprocess, "Popen", busy)
+    monkeypatch.setattr(_exec.time, "sleep", sleeps.append)
+    with pytest.raises(PluginError, match="cannot execute /x/p: Text file busy"):
+        _exec.run_plugin("/x/p", ENV, CONF)
+    assert len(attempts) == _exec.TEXT_BUSY_RETRIES + 1
+    assert sleeps == [0.1 * 2 ** n for n in range(_exec.TEXT_BUSY_RETRIES)]
+
+
+def test_other_exec_errors_are_not_retried(monkeypatch):
+    attempts = []
+
+    def denied(*args, **kwargs):
+        attempts.append(args)
+        raise OSError(errno.EACCES, os.strerror(errno.EACCES))
+
+    monkeypatch.setattr(_exec.subprocess, "Popen", denied)
+    with pytest.raises(PluginError, match="Permission denied"):
+        _exec.run_plugin("/x/p", ENV, CONF)
+    assert len(attempts) == 1
+
+
+def test_spawn_returns_once_the_busy_spell_ends(monkeypatch):
+    real_popen = subprocess.Popen
+    failures = [OSError(errno.ETXTBSY, "busy")] * 2
+
+    def flaky(*args, **kwargs):
+        if failures:
+            raise failures.pop()
+        return real_popen(*args, **kwargs)
+
+    monkeypatch.setattr(_exec.subprocess, "Popen", flaky)
+    monkeypatch.setattr(_exec.time, "sleep", lambda _s: None)
+    process = _exec._spawn("/bin/true", {})  # pylint: disable=protected-access
+    assert process.wait() == 0
+
+
+# -- VERSION probe ------------------------------------------------------------------------------
+
+def test_probe_sends_libcni_version_query(fake):
+    path = fake.install("noop", VERSION={"supportedVersions": ["0.3.1", "0.4.0"]})
+    assert _exec.probe_versions(path) == ["0.3.1", "0.4.0"]
+    (call,) = fake.calls()
+    assert call["env"] == {"CNI_COMMAND": "VERSION", "CNI_CONTAINERID": "", "CNI_NETNS": "dummy",
+                           "CNI_IFNAME": "dummy", "CNI_ARGS": "", "CNI_PATH": "dummy"}
+    assert call["stdin"] == {"cniVersion": "1.1.0"}
+
+
+def test_probe_is_memoised_while_the_binary_is_unchanged(fake, tmp_path):
+    path = tmp_path / "bin" / "copied"
+    fake.install("noop")
+    shutil.copy(FAKEPLUGIN, path)
+    fake.configure("copied", VERSION={"supportedVersions": ["1.0.0"]})
+    assert _exec.probe_versions(str(path)) == ["1.0.0"]
+    fake.configure("copied", VERSION={"supportedVersions": ["0.4.0"]})
+    assert _exec.probe_versions(str(path)) == ["1.0.0"]
+    assert len(fake.calls("VERSION")) == 1
+    path.write_text(path.read_text() + "\n# a new build\n")  # another size: another binary
+    assert _exec.probe_versions(str(path)) == ["0.4.0"]
+    assert len(fake.calls("VERSION")) == 2
+
+
+@pytest.mark.parametrize("behaviour, expected", [
+    ({"error": {"code": 4, "msg": "unknown CNI_COMMAND: VERSION"}}, ["0.1.0"]),
+    ({"stdout": '{"cniVersion":"0.2.0"}'}, ["0.1.0", "0.2.0"]),
+    ({"stdout": '{"cniVersion":"1.0.0","supportedVersions":["0.4.0","1.0.0"]}'}, ["0.4.0", "1.0.0"]),
+])
+def test_probe_decodes_answers_as_libcni_does(fake, behaviour, expected):
+    path = fake.install("noop", VERSION=behaviour)
+    assert _exec.probe_versions(path) == expected
+
+
+@pytest.mark.parametrize("stdout, message", [
+    ("not json", "printed output that is not JSON: not json"),
+    ('{"supportedVersions":["1.0.0"]}', "answer has no cniVersion"),
+    ('{"cniVersion":"1.0.0"}', "answer has no supportedVersions list"),
+    ('{"cniVersion":"1.0.0","supportedVersions":[1]}', "answer has no supportedVersions list"),
+])
+def test_probe_rejects_bad_answers(fake, stdout, message):
+    path = fake.install("noop", VERSION={"stdout": stdout})
+    with pytest.raises(PluginError, match=message) as info:
+        _exec.probe_versions(path)
+    assert info.value.verb == "VERSION"
+
+
+def test_probe_reports_a_failing_plugin(fake):
+    path = fake.install("noop", VERSION={"error": {"code": 999, "msg": "boom"}})
+    with pytest.raises(PluginError, match=r"\[code 999\]: boom"):
+        _exec.probe_versions(path)
