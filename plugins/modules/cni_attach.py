@@ -1,0 +1,410 @@
+#!/usr/bin/python
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: cni_attach
+short_description: Attach network namespaces to CNI networks, declaratively
+version_added: 0.1.0
+description:
+  - Makes "namespace X is attached to network N on interface I" true, the way a container
+    runtime does it with libcni (ADD/CHECK/DEL), and records the attachment in libcni's result
+    cache so that C(cnitool), containerd and CRI-O see it too.
+  - With O(state=present) an attachment already in place with the same configuration and
+    arguments is verified with CHECK (where the network's cniVersion allows it) and left alone;
+    a failing CHECK or a vanished namespace is repaired (DEL then ADD); a changed configuration or
+    changed arguments replace the attachment (DEL with the configuration cached at ADD, then
+    ADD).
+  - A failed ADD is rolled back with a DEL of the whole plugin list, so it leaves nothing behind.
+  - Many attachments are converged in one task with O(attachments), several at a time.
+author:
+  - cnikit maintainers (@cnikit)
+requirements:
+  - pyroute2, only with O(create_netns=true)
+extends_documentation_fragment:
+  - cnikit.cni._attributes
+  - cnikit.cni._attributes.actiongroup_cni
+  - cnikit.cni._paths.cni_path
+  - cnikit.cni._paths.conf_dir
+  - cnikit.cni._paths.cache_dir
+  - cnikit.cni._paths.timeout
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Predicts the RV(action) without running ADD or DEL. CHECK, which changes nothing, still runs.
+  diff_mode:
+    support: full
+  idempotent:
+    support: full
+options:
+  network:
+    description:
+      - Name of a network to load from O(conf_dir), in libcni's order (the first file that declares it wins).
+      - Mutually exclusive with O(config).
+    type: str
+  config:
+    description:
+      - A whole network configuration list (a dict, or a JSON string) to use instead of a file in O(conf_dir).
+    type: raw
+  netns:
+    description:
+      - The network namespace, as a name (mapped to C(/var/run/netns/<name>), the spelling C(ip netns) and
+        C(cnitool)'s documentation use) or as an absolute path, used as given.
+      - Required unless every item of O(attachments) names one.
+    type: str
+  ifname:
+    description: Name of the interface inside the namespace (C(CNI_IFNAME)).
+    type: str
+    default: eth0
+  container_id:
+    description:
+      - The container ID (C(CNI_CONTAINERID)) that keys the attachment.
+      - Defaults to the ID C(cnitool) derives from the netns path, C(cnitool-) followed by the first 20 hex
+        digits of the path's SHA-512, so that C(cnitool check) and C(cnitool del) act on what this module added.
+        The path is C(/var/run/netns/<name>) for a name; C(/run/netns/x) and C(/var/run/netns/x) give different IDs.
+    type: str
+  args:
+    description:
+      - C(CNI_ARGS) for the plugins, as a mapping, a list of C([key, value]) pairs or a C(K=V;K2=V2) string.
+        Keys and values must not contain C(;) or C(=).
+    type: raw
+  capability_args:
+    description:
+      - Runtime values for capabilities (C(runtimeConfig)), for example C(portMappings), C(bandwidth), C(ips),
+        C(mac). A plugin receives only those it enables in its C(capabilities).
+    type: dict
+  state:
+    description: Whether the attachment should exist.
+    type: str
+    choices: [present, absent]
+    default: present
+  create_netns:
+    description: Create a named namespace that does not exist yet (O(state=present) only).
+    type: bool
+    default: false
+  run_check:
+    description:
+      - Run the plugins' CHECK on attachments that are already in place. Without it, an attachment whose cache
+        entry matches is taken as healthy as long as its namespace exists.
+    type: bool
+    default: true
+  attachments:
+    description:
+      - Several attachments in one task. Each item takes the same keys as the top-level options; a key an item
+        leaves out takes the top-level value.
+      - Results are returned per item in RV(attachments); one failing item does not stop the others, and the
+        task fails if any item failed.
+    type: list
+    elements: dict
+    suboptions:
+      network:
+        description: As O(network).
+        type: str
+      config:
+        description: As O(config).
+        type: raw
+      netns:
+        description: As O(netns).
+        type: str
+      ifname:
+        description: As O(ifname).
+        type: str
+      container_id:
+        description: As O(container_id).
+        type: str
+      args:
+        description: As O(args).
+        type: raw
+      capability_args:
+        description: As O(capability_args).
+        type: dict
+      state:
+        description: As O(state).
+        type: str
+        choices: [present, absent]
+      create_netns:
+        description: As O(create_netns).
+        type: bool
+  parallel:
+    description: How many attachments of O(attachments) are converged at the same time.
+    type: int
+    default: 4
+seealso:
+  - module: cnikit.cni.cni_network
+  - module: cnikit.cni.cni_netns
+  - module: cnikit.cni.cni_gc
+"""
+
+EXAMPLES = r"""
+---
+- name: Attach namespace web1 to the network "demo" on eth0
+  cnikit.cni.cni_attach:
+    network: demo
+    netns: web1
+    create_netns: true
+  register: web1
+
+- name: Show its address
+  ansible.builtin.debug:
+    msg: "{{ web1.ips }}"
+
+- name: Publish port 8080 of the host to port 80 of the namespace (portmap plugin in the chain)
+  cnikit.cni.cni_attach:
+    network: demo
+    netns: web1
+    capability_args:
+      portMappings:
+        - {hostPort: 8080, containerPort: 80, protocol: tcp}
+
+- name: Attach three namespaces in one task, two at a time
+  cnikit.cni.cni_attach:
+    network: demo
+    create_netns: true
+    parallel: 2
+    attachments:
+      - netns: worker1
+      - netns: worker2
+      - netns: worker3
+        ifname: net1
+
+- name: Detach
+  cnikit.cni.cni_attach:
+    network: demo
+    netns: web1
+    state: absent
+"""
+
+RETURN = r"""
+action:
+  description:
+    - What the task did (or would do in check mode), one of V(added), V(unchanged), V(repaired), V(replaced),
+      V(deleted), V(absent).
+  returned: always, without O(attachments)
+  type: str
+  sample: added
+result:
+  description: The CNI result of the attachment, at the network's cniVersion. Null when detached or in check mode.
+  returned: always, without O(attachments)
+  type: dict
+  sample:
+    cniVersion: 1.0.0
+    interfaces:
+      - {name: cni0, mac: "0a:58:0a:16:00:01"}
+      - {name: veth1a2b3c4d, mac: "3e:1f:aa:bb:cc:dd"}
+      - {name: eth0, mac: "86:55:0a:16:00:05", sandbox: /var/run/netns/web1}
+    ips:
+      - {interface: 2, address: 10.22.0.5/16, gateway: 10.22.0.1}
+interfaces:
+  description: Names of the interfaces the result places in the namespace.
+  returned: always, without O(attachments)
+  type: list
+  elements: str
+  sample: [eth0]
+ips:
+  description: The addresses of the result, in CIDR form.
+  returned: always, without O(attachments)
+  type: list
+  elements: str
+  sample: [10.22.0.5/16]
+mac:
+  description: MAC address of the first interface in the namespace.
+  returned: always, without O(attachments)
+  type: str
+  sample: "86:55:0a:16:00:05"
+container_id:
+  description: The container ID that keys the attachment.
+  returned: always, without O(attachments)
+  type: str
+  sample: cnitool-77383ca0a0715733ca6f
+netns:
+  description: The namespace path the plugins were given.
+  returned: always, without O(attachments)
+  type: str
+  sample: /var/run/netns/web1
+network:
+  description: The network's name.
+  returned: always, without O(attachments)
+  type: str
+  sample: demo
+ifname:
+  description: The interface name in the namespace.
+  returned: always, without O(attachments)
+  type: str
+  sample: eth0
+created_netns:
+  description: Names of the namespaces created (or, in check mode, to be created) because of O(create_netns).
+  returned: always
+  type: list
+  elements: str
+  sample: [web1]
+attachments:
+  description:
+    - One entry per item of O(attachments), in order, with the keys above plus C(state), C(changed), C(failed),
+      C(warnings) and, for a failed item, C(msg) and C(error) (plugin, verb, code, details).
+  returned: with O(attachments)
+  type: list
+  elements: dict
+"""
+
+import threading
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _netns
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec
+from ansible_collections.cnikit.cni.plugins.module_utils._conflist import load_conf_dir, parse_network_list
+from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError, ConfigError
+from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import (
+    cnitool_container_id, netns_name, netns_path, normalise_cni_args,
+)
+
+ITEM_KEYS = ("network", "config", "netns", "ifname", "container_id", "args", "capability_args", "state", "create_netns")
+
+
+class NetworkSource:
+    """Networks by name from the conf dir (loaded once, on first need) or inline configs."""
+
+    def __init__(self, conf_dir: str):
+        self.conf_dir = conf_dir
+        self._loaded = None
+        self._lock = threading.Lock()
+
+    def named(self, name: str):
+        def load():
+            with self._lock:
+                if self._loaded is None:
+                    self._loaded = load_conf_dir(self.conf_dir)
+            network = self._loaded.find(name)
+            if network is None:
+                problems = "; ".join(f"{p.path}: {p.reason}" for p in self._loaded.problems)
+                raise ConfigError("network", f"no network with this name in {self.conf_dir}"
+                                  + (f"; unreadable files: {problems}" if problems else ""), name)
+            return network
+        return load
+
+
+def inline_network(config, path: str):
+    if isinstance(config, str):
+        return parse_network_list(config.encode(), source=path)
+    if isinstance(config, dict):
+        return parse_network_list(config, source=path)
+    raise ConfigError(path, "must be a conflist as a dict or a JSON string", config)
+
+
+def build_desired(spec: dict, path: str, networks: NetworkSource, run_check: bool) -> _attach.Desired:
+    if spec["network"] and spec["config"] is not None:
+        raise ConfigError(path, "give either network or config, not both", spec["network"])
+    if spec["config"] is not None:
+        network = inline_network(spec["config"], f"{path}config")
+        name, load = network.name, lambda: network
+    elif spec["network"]:
+        name, load = spec["network"], networks.named(spec["network"])
+    else:
+        raise ConfigError(f"{path}network", "a network name or a config is required", None)
+    if not spec["netns"]:
+        raise ConfigError(f"{path}netns", "a network namespace name or path is required", spec["netns"])
+    namespace = netns_path(spec["netns"], f"{path}netns")
+    attachment = Attachment(
+        container_id=spec["container_id"] or cnitool_container_id(namespace),
+        netns=namespace, ifname=spec["ifname"],
+        cni_args=normalise_cni_args(spec["args"], f"{path}args"),
+        capability_args=spec["capability_args"] or {},
+    )
+    attachment.check()
+    return _attach.Desired(name, load, attachment, spec["state"], run_check)
+
+
+def item_specs(params: dict) -> list:
+    """The declared attachments: the items of ``attachments`` over the top-level defaults, or the
+    top level alone. Each comes with the prefix its error messages use."""
+    top = {key: params[key] for key in ITEM_KEYS}
+    if params["attachments"] is None:
+        return [("", top)]
+    return [(f"attachments[{i}].", {key: item[key] if item[key] is not None else top[key] for key in ITEM_KEYS})
+            for i, item in enumerate(params["attachments"])]
+
+
+def ensure_namespaces(desired: list, specs: list, check_mode: bool) -> list:
+    """Create the named namespaces that items asked for; return the names (to be) created."""
+    created = []
+    for item, (_prefix, spec) in zip(desired, specs):
+        name = netns_name(item.attachment.netns)
+        if not (spec["create_netns"] and item.state == "present" and name) or name in created:
+            continue
+        if check_mode:
+            if not _netns.exists(name):
+                created.append(name)
+        elif _netns.create(name):
+            created.append(name)
+    return created
+
+
+def diff_of(items: list) -> dict:
+    def line(item, attached):
+        return f"{item['network']}/{item['container_id']}/{item['ifname']}: {'attached' if attached else 'detached'}\n"
+    changed = [i for i in items if i["changed"]]
+    return {"before": "".join(line(i, i["action"] in ("repaired", "replaced", "deleted")) for i in changed),
+            "after": "".join(line(i, i["state"] == "present") for i in changed)}
+
+
+def main():
+    item_options = {
+        "network": {"type": "str"}, "config": {"type": "raw"}, "netns": {"type": "str"},
+        "ifname": {"type": "str"}, "container_id": {"type": "str"}, "args": {"type": "raw"},
+        "capability_args": {"type": "dict"}, "state": {"type": "str", "choices": ["present", "absent"]},
+        "create_netns": {"type": "bool"},
+    }
+    argument_spec = {
+        "network": {"type": "str"}, "config": {"type": "raw"}, "netns": {"type": "str"},
+        "ifname": {"type": "str", "default": "eth0"}, "container_id": {"type": "str"},
+        "args": {"type": "raw"}, "capability_args": {"type": "dict"},
+        "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+        "create_netns": {"type": "bool", "default": False},
+        "run_check": {"type": "bool", "default": True},
+        "attachments": {"type": "list", "elements": "dict", "options": item_options},
+        "parallel": {"type": "int", "default": 4},
+    }
+    argument_spec.update(paths_argument_spec())
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
+                           mutually_exclusive=[("network", "config")])
+    params = module.params
+    if params["parallel"] < 1:
+        module.fail_json(msg=f"parallel: must be at least 1 (got {params['parallel']})")
+    engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
+    networks = NetworkSource(params["conf_dir"])
+    try:
+        specs = item_specs(params)
+        desired = [build_desired(spec, prefix, networks, params["run_check"]) for prefix, spec in specs]
+        created = ensure_namespaces(desired, specs, module.check_mode)
+        outcomes = _attach.converge_all(engine, desired, module.check_mode, params["parallel"])
+    except CNIError as error:
+        fail_from_error(module, error)
+    items = [_attach.describe(d, o) for d, o in zip(desired, outcomes)]
+    for item in items:
+        for warning in item.get("warnings") or []:
+            module.warn(f"{item['network']}/{item['container_id']}/{item['ifname']}: {warning}")
+    result = {"changed": bool(created) or any(i["changed"] for i in items), "created_netns": created}
+    if module._diff:
+        result["diff"] = diff_of(items)
+    failed = [i for i in items if i["failed"]]
+    if params["attachments"] is None:
+        item = items[0]
+        item.pop("warnings", None)
+        result.update(item)
+        if failed:
+            result.pop("failed")
+            module.fail_json(**result)
+        module.exit_json(**result)
+    result["attachments"] = items
+    if failed:
+        module.fail_json(msg=f"{len(failed)} of {len(items)} attachments failed; first: {failed[0]['msg']}", **result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
