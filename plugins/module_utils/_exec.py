@@ -89,11 +89,18 @@ def _stop(process: subprocess.Popen) -> tuple:
     return b"", b""  # pragma: no cover - communicate() without timeout returns
 
 
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:  # real-time signals between SIGRTMIN and SIGRTMAX have no name
+        return str(number)
+
+
 def error_from_output(plugin: str, verb: str, stdout: bytes, stderr: bytes, exit_status: int) -> PluginError:
     """Turn a failed plugin's output into an error: its JSON error on stdout first, then stderr,
     then the exit status or signal."""
     stderr_text = _excerpt(stderr)
-    status = f"killed by signal {signal.Signals(-exit_status).name}" if exit_status < 0 else f"exit status {exit_status}"
+    status = f"killed by signal {_signal_name(-exit_status)}" if exit_status < 0 else f"exit status {exit_status}"
     if stdout.strip():
         try:
             data = json.loads(stdout)

@@ -179,6 +179,11 @@ def test_death_by_signal_is_named(fake):
     assert info.value.exit_status == -11
 
 
+def test_death_by_a_signal_without_a_name_is_numbered():
+    err = _exec.error_from_output("p", "DEL", b"", b"", -40)
+    assert err.msg == "failed with no error message (killed by signal 40)"
+
+
 def test_long_output_is_cut_in_the_error():
     err = _exec.error_from_output("p", "ADD", b"x" * 5000, b"", 1)
     assert err.msg.endswith("x" * _exec.OUTPUT_EXCERPT + "...")
