@@ -288,6 +288,7 @@ def _describe(error) -> tuple:
 
 def _schema_findings(validator, instance: dict, base: list, report: ValidationReport) -> None:
     schema = validator.schema
+    already = {f.path for f in report.errors}  # the envelope layer has spoken about these
     for error in validator.iter_errors(instance):
         extra, message = _describe(error)
         if error.validator != "type":
@@ -298,7 +299,9 @@ def _schema_findings(validator, instance: dict, base: list, report: ValidationRe
             parts.append(extra)
         if extra is not None or isinstance(value, dict):
             value = _NO_VALUE  # the path names the object; repeating all of it helps nobody
-        report.error(json_path(parts), message, value)
+        path = json_path(parts)
+        if path not in already:
+            report.error(path, message, value)
 
 
 # --- key linting: Go's case-insensitive matching and silently ignored keys ------------------------
