@@ -1,0 +1,201 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# This module_utils is PRIVATE and should only be used by this collection.
+# It may change at any time, without notice.
+"""What the host holds, as cni_netns, cni_gc and cni_info see it: the cached attachments of a
+namespace and their removal, garbage collection of attachments whose namespace is gone, and
+read-only facts about plugins, networks, attachments and named namespaces."""
+
+from __future__ import annotations
+
+import os
+
+from . import _netns
+from ._conflist import CONFLIST_EXTENSIONS, ConfDir, NetworkList, find_network, load_conf_dir
+from ._engine import GC_STATUS_MIN_VERSION, Attachment, Engine
+from ._errors import CNIError, OperationError
+from ._exec import find_plugin, probe_versions
+from ._identifiers import NETNS_DIR, check_container_id, check_ifname, netns_name
+from ._release import read_manifest
+from ._result import summarise, supports
+from ._validate import validate_network_list
+
+GATHER_SUBSETS = ("plugins", "networks", "attachments", "namespaces")
+
+
+def _describe(entry) -> dict:
+    return {"network": entry.network, "container_id": entry.container_id, "ifname": entry.ifname,
+            "netns": entry.netns}
+
+
+# -- the attachments of a namespace ---------------------------------------------------------------
+
+def same_netns(path: str) -> str:
+    """One spelling per namespace: ``/run/netns/x`` and ``/var/run/netns/x`` are the same one."""
+    name = netns_name(path)
+    if name is not None:
+        return os.path.join(NETNS_DIR, name)
+    return os.path.normpath(path) if path else ""
+
+
+def attachments_in_netns(engine: Engine, netns: str) -> list:
+    """The cache entries of every attachment made into the namespace at path ``netns``."""
+    wanted = same_netns(netns)
+    entries, _problems = engine.cached_attachments()
+    return [e for e in entries if same_netns(e.netns) == wanted]
+
+
+def delete_attachments(engine: Engine, entries: list) -> list:
+    """DEL each entry with the network config cached at its ADD; return the ones deleted.
+
+    Every entry is tried; if any failed, an OperationError names the first failure (and lists
+    the others), so the caller can leave the namespace in place for a retry."""
+    deleted, errors = [], []
+    for entry in entries:
+        try:
+            engine.delete(engine.cached_network(entry), Attachment.from_cache(entry))
+        except CNIError as exc:
+            errors.append(exc)
+            continue
+        deleted.append(_describe(entry))
+    if errors:
+        raise OperationError(f"cannot DEL {len(errors)} of the {len(entries)} cached attachments", errors[0], errors[1:])
+    return deleted
+
+
+# -- garbage collection ---------------------------------------------------------------------------
+
+def netns_is_live(entry) -> bool:
+    """The default rule of what GC keeps: an attachment whose namespace still exists."""
+    return _netns.is_netns(entry.netns)
+
+
+def check_valid_attachments(items: list, path: str = "valid_attachments") -> list:
+    """``[{container_id, ifname}, ...]`` as (container ID, ifname) pairs, each part checked."""
+    pairs = []
+    for index, item in enumerate(items):
+        pairs.append((check_container_id(item.get("container_id"), f"{path}[{index}].container_id"),
+                      check_ifname(item.get("ifname", "eth0"), f"{path}[{index}].ifname")))
+    return pairs
+
+
+def gc_networks(conf_dir: str, name: str | None) -> tuple:
+    """The networks to collect: the one named (first file that declares it, as libcni reads)
+    or every network of ``conf_dir``, once per name; and the files that could not be loaded."""
+    if name is not None:
+        return [find_network(conf_dir, name)], []
+    loaded = load_conf_dir(conf_dir)
+    first = {}
+    for network in loaded.networks:
+        first.setdefault(network.name, network)
+    return list(first.values()), loaded.problems
+
+
+def gc_plan(engine: Engine, network: NetworkList, valid: list | None) -> list:
+    """What GC of ``network`` would collect: its cached attachments outside ``valid`` (pairs),
+    or, when ``valid`` is None, those whose namespace is gone."""
+    if network.disable_gc:
+        return []
+    keys = set(valid or [])
+    entries, _problems = engine.cached_attachments(network.name)
+    return [_describe(e) for e in entries
+            if (e.container_id, e.ifname) not in keys and (valid is not None or not netns_is_live(e))]
+
+
+def collect(engine: Engine, network: NetworkList, valid: list | None) -> dict:
+    """Run GC on ``network``: DEL what :func:`gc_plan` names (judged under the GC lock), then
+    GC to 1.1.0 plugins. Returns ``collected`` and ``errors`` lists and ``skipped``."""
+    keep = netns_is_live if valid is None else None
+    report = engine.gc(network, valid or [], keep=keep)
+    collected = [dict(item, network=network.name) for item in report["deleted"]]
+    errors = [dict(error, network=network.name) for error in report["errors"]]
+    return {"collected": collected, "errors": errors, "skipped": report["skipped"]}
+
+
+# -- facts ----------------------------------------------------------------------------------------
+
+def plugin_facts(cni_path: list, timeout: float) -> tuple:
+    """Every executable along ``cni_path``, in search order: its CNI versions (or the error its
+    VERSION call gave), the release version a cnikit manifest records for it, and whether an
+    earlier directory shadows it; and the messages of manifests that could not be read."""
+    facts, warnings, seen = [], [], set()
+    for directory in cni_path:
+        try:
+            names = sorted(os.listdir(directory))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        try:
+            manifest = read_manifest(directory) or {}
+        except CNIError as exc:
+            manifest = {}
+            warnings.append(str(exc))
+        for name in names:
+            path = os.path.join(directory, name)
+            if name.startswith(".") or not os.path.isfile(path) or not os.access(path, os.X_OK):
+                continue
+            fact = {"name": name, "path": path, "cni_versions": None, "error": None, "shadowed": name in seen,
+                    "manifest_version": manifest.get("version") if name in manifest.get("files", {}) else None}
+            seen.add(name)
+            try:
+                fact["cni_versions"] = probe_versions(path, timeout)
+            except CNIError as exc:
+                fact["error"] = str(exc)
+            facts.append(fact)
+    return facts, warnings
+
+
+def network_facts(conf_dir: str, engine: Engine) -> list:
+    """Every file of ``conf_dir`` in libcni's order: the network it declares, its validation
+    against the installed plugins and the other networks, and STATUS (1.1.0 and later)."""
+    loaded = load_conf_dir(conf_dir)
+    facts = [_network_fact(network, loaded, engine) for network in loaded.networks]
+    facts.extend({"name": None, "file": problem.path, "cni_version": None, "plugins": [], "disable_check": None,
+                  "disable_gc": None, "valid": False, "errors": [{"path": "", "message": problem.reason}],
+                  "warnings": [], "status": None}
+                 for problem in loaded.problems)
+    return sorted(facts, key=lambda fact: (not fact["file"].endswith(CONFLIST_EXTENSIONS), fact["file"]))
+
+
+def _network_fact(network: NetworkList, loaded: ConfDir, engine: Engine) -> dict:
+    fact = {"name": network.name, "file": network.source, "cni_version": network.cni_version,
+            "plugins": [p["type"] for p in network.plugins], "disable_check": network.disable_check,
+            "disable_gc": network.disable_gc}
+
+    def installed_versions(plugin_type: str) -> list:
+        return probe_versions(find_plugin(plugin_type, engine.cni_path), engine.timeout)
+
+    try:
+        report = validate_network_list(dict(network.raw, plugins=network.plugins), installed_versions=installed_versions,
+                                       other_networks=loaded.networks, source=network.source).to_dict()
+    except CNIError as exc:  # a plugin binary whose VERSION call fails
+        report = {"errors": [{"path": "", "message": str(exc)}], "warnings": []}
+    fact.update(report, valid=not report["errors"], status=_status(network, engine))
+    return fact
+
+
+def _status(network: NetworkList, engine: Engine) -> list | None:
+    """Each plugin's STATUS, or None where the network's version predates STATUS."""
+    try:
+        if not supports(engine.version_of(network), GC_STATUS_MIN_VERSION):
+            return None
+        return engine.status(network)
+    except CNIError as exc:
+        return [{"plugin": None, "ready": False, "state": "error", "code": None, "msg": str(exc)}]
+
+
+def attachment_facts(engine: Engine) -> tuple:
+    """Every cached attachment with its addresses and whether its namespace still exists, and
+    the messages of the cache files that could not be read."""
+    entries, problems = engine.cached_attachments()
+    facts = []
+    for entry in entries:
+        summary = summarise(entry.result) if entry.result else {"interfaces": [], "ips": [], "mac": None}
+        facts.append(dict(_describe(entry), ips=summary["ips"], mac=summary["mac"],
+                          netns_exists=netns_is_live(entry), cache_file=entry.path))
+    return facts, [str(p) for p in problems]
+
+
+def namespace_facts() -> list:
+    return [{"name": name, "path": os.path.join(NETNS_DIR, name)} for name in _netns.list_named()]

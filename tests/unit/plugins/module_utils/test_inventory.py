@@ -1,0 +1,329 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""_inventory against hand-written cniCacheV1 files and the test-double plugin.
+
+Namespaces are stood in for by plain files outside /run/netns: _netns.is_netns treats such a
+path as live exactly when it exists, so liveness is controlled without root."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import stat
+
+import pytest
+
+from ansible_collections.cnikit.cni.plugins.module_utils import _inventory
+from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, OperationError
+
+FAKE_PLUGIN = os.path.join(os.path.dirname(__file__), "..", "..", "..", "utils", "fakeplugin.py")
+
+
+class Host:
+    """A plugin dir with the test double, a conf dir, a cache dir and a call log."""
+
+    def __init__(self, root):
+        self.root = root
+        self.bin = root / "bin"
+        self.conf = root / "net.d"
+        self.cache = root / "cache"
+        self.log = root / "calls.jsonl"
+        for directory in (self.bin, self.conf, self.cache / "results"):
+            directory.mkdir(parents=True)
+        self.engine = Engine([str(self.bin)], str(self.cache), timeout=20)
+
+    def plugin(self, name="noop", **behaviour):
+        """Install the test double as ``name``; ``behaviour`` is its debug file (per verb)."""
+        path = self.bin / name
+        shutil.copy(FAKE_PLUGIN, path)
+        path.chmod(0o755)
+        self.debug(name, **behaviour)
+        return str(path)
+
+    def debug(self, name, **behaviour):
+        (self.bin / f"{name}.debug.json").write_text(json.dumps(dict(behaviour, log=str(self.log))))
+
+    def conflist(self, name, version="1.1.0", file=None, **extra):
+        conf = dict({"cniVersion": version, "name": name,
+                     "plugins": [{"type": "noop", "debugFile": str(self.bin / "noop.debug.json")}]}, **extra)
+        path = self.conf / (file or f"10-{name}.conflist")
+        path.write_text(json.dumps(conf))
+        return conf
+
+    def cache_entry(self, network, container_id, netns, ifname="eth0", conf=None, ips=("10.249.7.2/24",)):
+        conf = conf or {"cniVersion": "1.1.0", "name": network,
+                        "plugins": [{"type": "noop", "debugFile": str(self.bin / "noop.debug.json")}]}
+        entry = {"kind": "cniCacheV1", "containerId": container_id,
+                 "config": base64.b64encode(json.dumps(conf).encode()).decode(),
+                 "ifName": ifname, "networkName": network, "netns": netns,
+                 "result": {"cniVersion": "1.1.0",
+                            "interfaces": [{"name": ifname, "mac": "0a:58:0a:f9:07:02", "sandbox": netns}],
+                            "ips": [{"address": ip, "interface": 0} for ip in ips]}}
+        path = self.cache / "results" / f"{network}-{container_id}-{ifname}"
+        path.write_text(json.dumps(entry))
+        return path
+
+    def netns(self, name):
+        """A live stand-in namespace (a file); delete it to make the namespace 'gone'."""
+        path = self.root / name
+        path.touch()
+        return str(path)
+
+    def calls(self, verb=None):
+        if not self.log.exists():
+            return []
+        lines = [json.loads(line) for line in self.log.read_text().splitlines()]
+        return [c for c in lines if verb is None or c["verb"] == verb]
+
+
+@pytest.fixture
+def host(tmp_path):
+    return Host(tmp_path)
+
+
+# -- namespaces ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path, expected", [
+    ("/run/netns/a", "/var/run/netns/a"),
+    ("/var/run/netns/a", "/var/run/netns/a"),
+    ("/var/run/netns//a", "/var/run/netns/a"),
+    ("/proc/42/ns/net", "/proc/42/ns/net"),
+    ("/proc/42/../42/ns/net", "/proc/42/ns/net"),
+    ("", ""),
+])
+def test_same_netns_gives_one_spelling_per_namespace(path, expected):
+    assert _inventory.same_netns(path) == expected
+
+
+def test_attachments_in_netns_match_both_spellings_and_the_exact_name(host):
+    host.cache_entry("net1", "c1", "/run/netns/cnit-i-ab")
+    host.cache_entry("net2", "c1", "/var/run/netns/cnit-i-ab")
+    host.cache_entry("net1", "c2", "/var/run/netns/cnit-i-abc")
+    host.cache_entry("net1", "c3", "/var/run/netns/cnit-i-a")
+
+    found = _inventory.attachments_in_netns(host.engine, "/var/run/netns/cnit-i-ab")
+
+    assert sorted((e.network, e.container_id) for e in found) == [("net1", "c1"), ("net2", "c1")]
+
+
+def test_delete_attachments_dels_with_the_cached_config_and_removes_the_entries(host):
+    host.plugin()
+    first = host.cache_entry("net1", "c1", "/var/run/netns/cnit-i-x")
+    second = host.cache_entry("net2", "c1", "/var/run/netns/cnit-i-x", ifname="net1")
+
+    entries = _inventory.attachments_in_netns(host.engine, "/run/netns/cnit-i-x")
+    deleted = _inventory.delete_attachments(host.engine, entries)
+
+    assert deleted == [
+        {"network": "net1", "container_id": "c1", "ifname": "eth0", "netns": "/var/run/netns/cnit-i-x"},
+        {"network": "net2", "container_id": "c1", "ifname": "net1", "netns": "/var/run/netns/cnit-i-x"},
+    ]
+    dels = host.calls("DEL")
+    assert [(c["stdin"]["name"], c["env"]["CNI_IFNAME"], c["env"]["CNI_NETNS"]) for c in dels] == [
+        ("net1", "eth0", "/var/run/netns/cnit-i-x"), ("net2", "net1", "/var/run/netns/cnit-i-x")]
+    assert dels[0]["stdin"]["prevResult"]["ips"][0]["address"] == "10.249.7.2/24"
+    assert not first.exists() and not second.exists()
+
+
+def test_delete_attachments_tries_every_entry_and_keeps_the_failed_ones(host):
+    host.plugin()
+    host.plugin("broken", DEL={"error": {"code": 11, "msg": "cannot tear down"}})
+    broken_conf = {"cniVersion": "1.1.0", "name": "bad", "plugins": [{"type": "broken"}]}
+    kept = host.cache_entry("bad", "c1", "/var/run/netns/cnit-i-x", conf=broken_conf)
+    gone = host.cache_entry("good", "c1", "/var/run/netns/cnit-i-x")
+
+    with pytest.raises(OperationError, match="cannot DEL 1 of the 2 cached attachments.*cannot tear down"):
+        _inventory.delete_attachments(host.engine, _inventory.attachments_in_netns(host.engine, "/var/run/netns/cnit-i-x"))
+
+    assert kept.exists()
+    assert not gone.exists()
+
+
+# -- garbage collection -------------------------------------------------------------------------
+
+def test_gc_default_collects_only_attachments_whose_namespace_is_gone(host):
+    host.plugin()
+    host.conflist("net1")
+    live, gone = host.netns("live"), host.netns("gone")
+    host.cache_entry("net1", "c-live", live)
+    stale = host.cache_entry("net1", "c-gone", gone)
+    other_network = host.cache_entry("net2", "c-gone", gone)
+    os.unlink(gone)
+    networks, problems = _inventory.gc_networks(str(host.conf), "net1")
+
+    assert problems == []
+    plan = _inventory.gc_plan(host.engine, networks[0], None)
+    assert plan == [{"network": "net1", "container_id": "c-gone", "ifname": "eth0", "netns": gone}]
+    assert host.calls("DEL") == []
+
+    report = _inventory.collect(host.engine, networks[0], None)
+
+    assert report == {"collected": plan, "errors": [], "skipped": False}
+    assert not stale.exists() and other_network.exists()
+    gc_calls = host.calls("GC")
+    assert len(gc_calls) == 1
+    assert gc_calls[0]["stdin"]["cni.dev/valid-attachments"] == [{"containerID": "c-live", "ifname": "eth0"}]
+    assert _inventory.collect(host.engine, networks[0], None)["collected"] == []
+
+
+def test_gc_with_explicit_valid_attachments_collects_everything_else(host):
+    host.plugin()
+    host.conflist("net1")
+    kept = host.cache_entry("net1", "c1", host.netns("a"))
+    collected = host.cache_entry("net1", "c2", host.netns("b"))
+    other_ifname = host.cache_entry("net1", "c1", host.netns("c"), ifname="net1")
+    valid = _inventory.check_valid_attachments([{"container_id": "c1"}])
+    network = _inventory.gc_networks(str(host.conf), "net1")[0][0]
+
+    assert [p["container_id"] + "/" + p["ifname"] for p in _inventory.gc_plan(host.engine, network, valid)] == [
+        "c1/net1", "c2/eth0"]
+    report = _inventory.collect(host.engine, network, valid)
+
+    assert sorted((c["container_id"], c["ifname"]) for c in report["collected"]) == [("c1", "net1"), ("c2", "eth0")]
+    assert kept.exists() and not collected.exists() and not other_ifname.exists()
+    assert host.calls("GC")[0]["stdin"]["cni.dev/valid-attachments"] == [{"containerID": "c1", "ifname": "eth0"}]
+
+
+def test_gc_skips_a_network_with_disable_gc(host):
+    host.plugin()
+    host.conflist("net1", disableGC=True)
+    entry = host.cache_entry("net1", "c1", str(host.root / "never-existed"))
+    network = _inventory.gc_networks(str(host.conf), "net1")[0][0]
+
+    assert _inventory.gc_plan(host.engine, network, None) == []
+    assert _inventory.collect(host.engine, network, None) == {"collected": [], "errors": [], "skipped": True}
+    assert entry.exists()
+    assert host.calls("DEL") == [] and host.calls("GC") == []
+
+
+def test_gc_reports_a_failed_del_with_its_network_and_keeps_the_entry(host):
+    host.plugin(DEL={"error": {"code": 11, "msg": "cannot tear down"}})
+    host.conflist("net1")
+    entry = host.cache_entry("net1", "c1", str(host.root / "never-existed"))
+    network = _inventory.gc_networks(str(host.conf), "net1")[0][0]
+
+    report = _inventory.collect(host.engine, network, None)
+
+    assert report["collected"] == []
+    assert [e["network"] for e in report["errors"]] == ["net1"]
+    assert "cannot tear down" in report["errors"][0]["msg"]
+    assert entry.exists()
+
+
+def test_gc_networks_takes_each_name_once_in_libcni_order_and_reports_broken_files(host):
+    host.conflist("net1", file="10-a.conflist")
+    host.conflist("net1", file="20-b.conflist", disableGC=True)
+    host.conflist("net2", file="30-c.conflist")
+    (host.conf / "05-broken.conflist").write_text("{not json")
+
+    networks, problems = _inventory.gc_networks(str(host.conf), None)
+
+    assert [(n.name, os.path.basename(n.source)) for n in networks] == [("net1", "10-a.conflist"), ("net2", "30-c.conflist")]
+    assert [os.path.basename(p.path) for p in problems] == ["05-broken.conflist"]
+
+
+def test_gc_networks_names_a_missing_network(host):
+    host.conflist("net1")
+    with pytest.raises(ConfigError, match="network: no network with this name .*'nope'"):
+        _inventory.gc_networks(str(host.conf), "nope")
+
+
+@pytest.mark.parametrize("items, path, value", [
+    ([{"container_id": "bad/id"}], "valid_attachments[0].container_id", "bad/id"),
+    ([{"container_id": "c1"}, {"container_id": "c2", "ifname": "way-too-long-ifname"}],
+     "valid_attachments[1].ifname", "way-too-long-ifname"),
+    ([{"ifname": "eth0"}], "valid_attachments[0].container_id", None),
+])
+def test_check_valid_attachments_names_the_bad_field(items, path, value):
+    with pytest.raises(ConfigError) as error:
+        _inventory.check_valid_attachments(items)
+    assert error.value.path == path and error.value.value == value
+
+
+def test_check_valid_attachments_defaults_the_ifname():
+    assert _inventory.check_valid_attachments([{"container_id": "c1"}, {"container_id": "c2", "ifname": "net1"}]) == [
+        ("c1", "eth0"), ("c2", "net1")]
+
+
+# -- facts --------------------------------------------------------------------------------------
+
+def test_plugin_facts_in_search_order_with_versions_manifest_and_shadowing(host, tmp_path):
+    host.plugin("bridge", VERSION={"supportedVersions": ["0.4.0", "1.0.0"]})
+    host.plugin("vlan", VERSION={"error": {"code": 2, "msg": "broken binary"}})
+    (host.bin / "README").write_text("not a plugin")
+    (host.bin / ".cnikit-manifest.json").write_text(json.dumps(
+        {"format": 1, "version": "1.9.1", "files": {"bridge": "ab" * 32}}))
+    second = tmp_path / "bin2"
+    second.mkdir()
+    shutil.copy(host.bin / "bridge", second / "bridge")
+    (second / "bridge").chmod(stat.S_IRWXU)
+
+    facts, warnings = _inventory.plugin_facts([str(host.bin), str(tmp_path / "missing"), str(second)], 20)
+
+    assert warnings == []
+    assert [(f["path"], f["shadowed"], f["manifest_version"]) for f in facts] == [
+        (str(host.bin / "bridge"), False, "1.9.1"), (str(host.bin / "vlan"), False, None),
+        (str(second / "bridge"), True, None)]
+    assert facts[0]["cni_versions"] == ["0.4.0", "1.0.0"] and facts[0]["error"] is None
+    assert facts[1]["cni_versions"] is None and "broken binary" in facts[1]["error"]
+
+
+def test_plugin_facts_warn_about_an_unreadable_manifest(host):
+    host.plugin("bridge")
+    (host.bin / ".cnikit-manifest.json").write_text("{")
+
+    facts, warnings = _inventory.plugin_facts([str(host.bin)], 20)
+
+    assert facts[0]["manifest_version"] is None
+    assert len(warnings) == 1 and ".cnikit-manifest.json is not valid JSON" in warnings[0]
+
+
+def test_network_facts_validate_and_query_status(host):
+    host.plugin(STATUS={"error": {"code": 50, "msg": "no leases left"}})
+    host.conflist("ready-net", version="1.0.0", file="10-a.conflist")
+    host.conflist("busy-net", file="20-b.conflist")
+    host.conflist("ready-net", version="1.0.0", file="30-c.conflist")
+    (host.conf / "40-d.conflist").write_text(json.dumps({"cniVersion": "1.0.0", "name": "lost",
+                                                        "plugins": [{"type": "missing"}]}))
+    (host.conf / "05-broken.conflist").write_text("{not json")
+
+    facts = {os.path.basename(f["file"]): f for f in _inventory.network_facts(str(host.conf), host.engine)}
+
+    assert list(facts) == ["05-broken.conflist", "10-a.conflist", "20-b.conflist", "30-c.conflist", "40-d.conflist"]
+    assert facts["05-broken.conflist"]["name"] is None and facts["05-broken.conflist"]["valid"] is False
+    first = facts["10-a.conflist"]
+    assert (first["name"], first["cni_version"], first["plugins"], first["valid"], first["status"]) == (
+        "ready-net", "1.0.0", ["noop"], True, None)
+    busy = facts["20-b.conflist"]
+    assert busy["valid"] is True
+    assert busy["status"] == [{"plugin": "noop", "ready": False, "state": "not ready", "code": 50,
+                               "msg": "no leases left"}]
+    assert facts["30-c.conflist"]["valid"] is False
+    assert "which libcni reads first" in facts["30-c.conflist"]["errors"][0]["message"]
+    lost = facts["40-d.conflist"]
+    assert lost["valid"] is False and lost["errors"][0]["path"] == "plugins[0].type"
+
+
+def test_attachment_facts_with_addresses_liveness_and_unreadable_files(host):
+    live = host.netns("live")
+    host.cache_entry("net1", "c1", live, ips=("10.249.7.2/24", "fd00:249::2/64"))
+    host.cache_entry("net1", "c2", str(host.root / "gone"))
+    (host.cache / "results" / "net1-c3-eth0").write_text("")
+
+    facts, problems = _inventory.attachment_facts(host.engine)
+
+    assert [(f["container_id"], f["netns_exists"]) for f in facts] == [("c1", True), ("c2", False)]
+    assert facts[0]["ips"] == ["10.249.7.2/24", "fd00:249::2/64"]
+    assert facts[0]["mac"] == "0a:58:0a:f9:07:02"
+    assert facts[0]["cache_file"].endswith("results/net1-c1-eth0")
+    assert len(problems) == 1 and "net1-c3-eth0" in problems[0] and "empty" in problems[0]
+
+
+def test_namespace_facts_use_the_canonical_path(monkeypatch):
+    monkeypatch.setattr(_inventory._netns, "list_named", lambda: ["cnit-i-a", "cnit-i-b"])
+    assert _inventory.namespace_facts() == [{"name": "cnit-i-a", "path": "/var/run/netns/cnit-i-a"},
+                                            {"name": "cnit-i-b", "path": "/var/run/netns/cnit-i-b"}]
