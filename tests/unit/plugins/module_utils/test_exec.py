@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -198,11 +199,18 @@ def test_unexecutable_file_is_a_plugin_error(tmp_path):
 # -- timeouts -----------------------------------------------------------------------------------
 
 def _gone(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return True
-    return state in ("Z", "X")
+    """Whether ``pid`` is dead; a killed process closes its pipes a moment before it is a
+    zombie, so allow it that moment."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.02)
+    return False
 
 
 def test_hung_plugin_is_terminated_at_its_timeout(fake):
