@@ -1,0 +1,216 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The attach service (_attach): which action each situation takes, and what it runs."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _cache
+from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
+from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, OperationError
+
+sys.path.insert(0, str(Path(__file__).parents[3] / "utils"))
+from fakeplugin import FakePlugins  # noqa: E402  pylint: disable=wrong-import-position
+
+RESULT = {"cniVersion": "1.0.0", "interfaces": [{"name": "eth0", "mac": "0a:00:00:00:00:01", "sandbox": "/x"}],
+          "ips": [{"address": "10.0.0.2/24", "interface": 0}]}
+
+
+def network(version="1.0.0", **first_plugin):
+    return parse_network_list({"cniVersion": version, "name": "net1",
+                               "plugins": [{"type": "main", **first_plugin}, {"type": "meta"}]})
+
+
+@pytest.fixture
+def setup(tmp_path):
+    plugins = FakePlugins(tmp_path / "bin")
+    plugins.install("main", ADD={"result": RESULT})
+    plugins.install("meta")
+    netns = tmp_path / "netns"
+    netns.write_text("")
+    engine = Engine([plugins.directory], str(tmp_path / "cache"), timeout=10)
+    return plugins, engine, str(netns)
+
+
+def desired(net, netns, state="present", run_check=True, **attachment):
+    return _attach.Desired(net.name, lambda: net, Attachment("c1", netns, "eth0", **attachment), state, run_check)
+
+
+def verbs(plugins):
+    return [(c["verb"], c["plugin"]) for c in plugins.calls() if c["verb"] != "VERSION"]
+
+
+def test_present_adds_then_checks_and_reports_unchanged(setup):
+    plugins, engine, netns = setup
+    net = network()
+    outcome = _attach.converge(engine, desired(net, netns))
+    assert (outcome.action, outcome.changed) == ("added", True)
+    assert outcome.result["ips"] == RESULT["ips"]
+    plugins.clear()
+    again = _attach.converge(engine, desired(net, netns))
+    assert (again.action, again.changed) == ("unchanged", False)
+    assert again.result == outcome.result
+    assert verbs(plugins) == [("CHECK", "main"), ("CHECK", "meta")]
+
+
+def test_unchanged_without_check_runs_no_plugin(setup):
+    plugins, engine, netns = setup
+    net = network()
+    _attach.converge(engine, desired(net, netns))
+    plugins.clear()
+    assert _attach.converge(engine, desired(net, netns, run_check=False)).action == "unchanged"
+    assert verbs(plugins) == []
+
+
+def test_failing_check_repairs_with_del_then_add(setup):
+    plugins, engine, netns = setup
+    net = network()
+    _attach.converge(engine, desired(net, netns))
+    plugins.configure("meta", CHECK={"error": {"code": 999, "msg": "interface gone"}})
+    plugins.clear()
+    outcome = _attach.converge(engine, desired(net, netns))
+    assert outcome.action == "repaired"
+    assert "interface gone" in outcome.warnings[0]
+    assert verbs(plugins) == [("CHECK", "main"), ("CHECK", "meta"), ("DEL", "meta"), ("DEL", "main"),
+                              ("ADD", "main"), ("ADD", "meta")]
+
+
+def test_changed_config_replaces_using_the_cached_config(setup):
+    plugins, engine, netns = setup
+    _attach.converge(engine, desired(network(bridge="old"), netns))
+    plugins.clear()
+    outcome = _attach.converge(engine, desired(network(bridge="new"), netns))
+    assert outcome.action == "replaced"
+    calls = [c for c in plugins.calls() if c["plugin"] == "main"]
+    assert [(c["verb"], c["stdin"]["bridge"]) for c in calls] == [("DEL", "old"), ("ADD", "new")]
+
+
+def test_changed_arguments_replace_and_del_gets_the_cached_arguments(setup):
+    plugins, engine, netns = setup
+    net = network(capabilities={"portMappings": True})
+    _attach.converge(engine, desired(net, netns, capability_args={"portMappings": [{"hostPort": 1}]}))
+    plugins.clear()
+    outcome = _attach.converge(engine, desired(net, netns, capability_args={"portMappings": [{"hostPort": 2}]}))
+    assert outcome.action == "replaced"
+    calls = [c for c in plugins.calls() if c["plugin"] == "main"]
+    assert [(c["verb"], c["stdin"]["runtimeConfig"]["portMappings"][0]["hostPort"]) for c in calls] == [
+        ("DEL", 1), ("ADD", 2)]
+
+
+def test_below_040_is_unchanged_without_check_while_the_netns_exists(setup, tmp_path):
+    plugins, engine, netns = setup
+    net = network("0.3.1")
+    _attach.converge(engine, desired(net, netns))
+    plugins.clear()
+    assert _attach.converge(engine, desired(net, netns)).action == "unchanged"
+    assert verbs(plugins) == []
+    Path(netns).unlink()
+    outcome = _attach.converge(engine, desired(net, netns))
+    assert outcome.action == "repaired"
+    assert "is gone" in outcome.warnings[0]
+
+
+@pytest.mark.parametrize("content", [b"", b'{"kind": "cniCacheV1", "containerId"', b"[]"])
+def test_unusable_cache_is_repaired_or_deleted(setup, content):
+    plugins, engine, netns = setup
+    net = network()
+    path = _cache.entry_path(engine.cache_dir, "net1", "c1", "eth0")
+    Path(path).parent.mkdir(parents=True)
+    Path(path).write_bytes(content)
+    assert _attach.converge(engine, desired(net, netns)).action == "repaired"
+    Path(path).write_bytes(content)
+    plugins.clear()
+    assert _attach.converge(engine, desired(net, netns, state="absent")).action == "deleted"
+    assert verbs(plugins) == [("DEL", "meta"), ("DEL", "main")]
+    assert not Path(path).exists()
+
+
+def test_interrupted_add_is_repaired_and_counts_as_attached(setup):
+    plugins, engine, netns = setup
+    net = network()
+    _cache.mark_pending(engine.cache_dir, "net1", "c1", "eth0")
+    assert _attach.converge(engine, desired(net, netns, state="absent"), check_mode=True).action == "deleted"
+    outcome = _attach.converge(engine, desired(net, netns))
+    assert outcome.action == "repaired"
+    assert not engine.interrupted("net1", Attachment("c1", netns))
+
+
+def test_absent_deletes_with_cached_config_even_when_the_network_is_gone(setup):
+    plugins, engine, netns = setup
+    _attach.converge(engine, desired(network(bridge="at-add"), netns))
+    plugins.clear()
+
+    def missing():
+        raise ConfigError("network", "no network with this name", "net1")
+
+    gone = _attach.Desired("net1", missing, Attachment("c1", netns), "absent")
+    assert _attach.converge(engine, gone).action == "deleted"
+    assert [c["stdin"].get("bridge") for c in plugins.calls("DEL") if c["plugin"] == "main"] == ["at-add"]
+    assert _attach.converge(engine, gone).action == "absent"
+
+
+def test_check_mode_predicts_without_add_or_del(setup):
+    plugins, engine, netns = setup
+    net = network()
+    assert _attach.converge(engine, desired(net, netns), check_mode=True).action == "added"
+    assert verbs(plugins) == []
+    _attach.converge(engine, desired(net, netns))
+    plugins.configure("main", CHECK={"error": {"code": 999, "msg": "broken"}})
+    plugins.clear()
+    assert _attach.converge(engine, desired(net, netns), check_mode=True).action == "repaired"
+    assert _attach.converge(engine, desired(network(bridge="x"), netns), check_mode=True).action == "replaced"
+    assert _attach.converge(engine, desired(net, netns, state="absent"), check_mode=True).action == "deleted"
+    assert {verb for verb, _ in verbs(plugins)} == {"CHECK"}
+
+
+def test_converge_all_reports_each_item_and_one_failure_does_not_stop_the_others(setup, tmp_path):
+    plugins, engine, netns = setup
+    net = network()
+    items = [_attach.Desired(net.name, lambda: net, Attachment(f"c{i}", netns, "eth0"), "present") for i in range(6)]
+    plugins.configure("meta", ADD={"error": {"code": 7, "msg": "refused"}})
+    outcomes = _attach.converge_all(engine, items[:1], parallel=3)
+    assert isinstance(outcomes[0], OperationError)
+    plugins.configure("meta")
+    outcomes = _attach.converge_all(engine, items, parallel=3)
+    assert [o.action for o in outcomes] == ["added"] * 6
+    described = [_attach.describe(d, o) for d, o in zip(items, outcomes)]
+    assert [d["container_id"] for d in described] == [f"c{i}" for i in range(6)]
+    assert all(d["ips"] == ["10.0.0.2/24"] for d in described)
+    cached, problems = engine.cached_attachments("net1")
+    assert len(cached) == 6 and problems == []
+
+
+def test_converge_all_collects_errors_per_item(setup):
+    plugins, engine, netns = setup
+    net = network()
+    plugins.install("picky", ADD={"error": {"code": 7, "msg": "picky refuses"}})
+    bad = parse_network_list({"cniVersion": "1.0.0", "name": "net2", "plugins": [{"type": "picky"}]})
+    items = [desired(net, netns), _attach.Desired("net2", lambda: bad, Attachment("c1", netns), "present")]
+    outcomes = _attach.converge_all(engine, items, parallel=2)
+    assert outcomes[0].action == "added"
+    failed = _attach.describe(items[1], outcomes[1])
+    assert failed["failed"] and failed["action"] == "failed"
+    assert "picky refuses" in failed["msg"] and failed["error"]["error"]["plugin"] == "picky"
+
+
+def test_converge_all_rejects_the_same_attachment_twice(setup):
+    _plugins, engine, netns = setup
+    net = network()
+    with pytest.raises(ConfigError, match=r"attachments\[1\]: repeats attachments\[0\]"):
+        _attach.converge_all(engine, [desired(net, netns), desired(net, netns)])
+
+
+def test_cache_entry_written_by_add_is_libcni_shaped(setup):
+    _plugins, engine, netns = setup
+    net = network()
+    _attach.converge(engine, desired(net, netns, cni_args=[["K", "V"]]))
+    raw = json.loads(Path(_cache.entry_path(engine.cache_dir, "net1", "c1", "eth0")).read_bytes())
+    assert list(raw) == ["kind", "containerId", "config", "ifName", "networkName", "netns", "cniArgs", "result"]
+    assert raw["cniArgs"] == [["K", "V"]]
