@@ -67,11 +67,11 @@ def family(version: str) -> str:
         raise ResultError("cniVersion", f"unsupported CNI result version; known: {', '.join(KNOWN_VERSIONS)}", version) from None
 
 
-def _ip_version(address: str) -> str:
+def _ip_version(address: str, path: str = "ips[].address") -> str:
     try:
         return "4" if ipaddress.ip_interface(address).version == 4 else "6"
     except ValueError:
-        raise ResultError("ips[].address", "is not an IP address in CIDR form", address) from None
+        raise ResultError(path, "is not an IP address in CIDR form", address) from None
 
 
 def _legacy_to_v04(result: dict) -> dict:
@@ -102,7 +102,7 @@ def _to_legacy(result: dict) -> dict:
     if not converted:
         raise ResultError("ips", "cannot convert to a 0.1.0/0.2.0 result: no valid IP addresses", result.get("ips"))
     for route in result.get("routes") or []:
-        key = "ip4" if _ip_version(route.get("dst", "")) == "4" else "ip6"
+        key = "ip4" if _ip_version(route.get("dst", ""), "routes[].dst") == "4" else "ip6"
         if key in converted:
             legacy_route = {"dst": route["dst"]}
             if route.get("gw"):
