@@ -1,0 +1,158 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# This module_utils is PRIVATE and should only be used by this collection.
+# It may change at any time, without notice.
+"""A network declared as a conflist file: built from options or a whole config, placed in the
+conf dir under a predictable name, validated against the host (installed binaries, the other
+networks), compared by meaning with what is on disk."""
+
+from __future__ import annotations
+
+import copy
+import grp
+import json
+import os
+import pwd
+
+from ._conflist import CONFLIST_EXTENSIONS, load_conf_dir, render_conflist
+from ._errors import ConfigError
+from ._exec import find_plugin, probe_versions
+from ._identifiers import check_network_name
+from ._validate import ValidationReport, parse_conflist_text, validate_network_list
+
+DEFAULT_PRIORITY = 10
+DEFAULT_CNI_VERSION = "1.0.0"
+DEFAULT_MODE = 0o644
+ENVELOPE_OPTIONS = (
+    ("cni_version", "cniVersion"), ("cni_versions", "cniVersions"), ("disable_check", "disableCheck"),
+    ("disable_gc", "disableGC"), ("load_only_inlined_plugins", "loadOnlyInlinedPlugins"),
+)
+
+
+def conflist_path(conf_dir: str, name: str, priority: int = DEFAULT_PRIORITY, filename: str | None = None) -> str:
+    """``<conf_dir>/<priority, two digits>-<name>.conflist``, or ``<conf_dir>/<filename>``."""
+    if filename is None:
+        if not isinstance(priority, int) or isinstance(priority, bool) or not 0 <= priority <= 99:
+            raise ConfigError("priority", "must be an integer from 0 to 99", priority)
+        return os.path.join(conf_dir, f"{priority:02d}-{name}.conflist")
+    if not filename or "/" in filename or filename.startswith("."):
+        raise ConfigError("filename", "must be a plain file name in conf_dir, not a path or a hidden file", filename)
+    if not filename.endswith(CONFLIST_EXTENSIONS):
+        raise ConfigError("filename", "must end in .conflist: runtimes read network lists only from such files", filename)
+    return os.path.join(conf_dir, filename)
+
+
+def build_conflist(name: str, plugins: list | None = None, config=None, **envelope) -> tuple:
+    """The conflist a task declares, and the findings of parsing it: ``(conf, report)``.
+
+    ``config`` is a whole conflist (dict or JSON text); the envelope options given (not None)
+    override its keys. Without ``config``, ``plugins`` and the envelope options make the list."""
+    check_network_name(name, "name")
+    report = ValidationReport()
+    if config is None:
+        conf = {"cniVersion": envelope.get("cni_version") or DEFAULT_CNI_VERSION, "name": name, "plugins": plugins}
+    elif isinstance(config, dict):
+        conf = copy.deepcopy(config)
+    elif isinstance(config, (str, bytes)):
+        conf, report = parse_conflist_text(config)
+        if conf is None:
+            raise ConfigError("config", report.errors[0].message)
+    else:
+        raise ConfigError("config", "must be a conflist as a mapping or as JSON text", type(config).__name__)
+    if not isinstance(conf, dict):
+        raise ConfigError("config", "must be a JSON object", conf)
+    if conf.setdefault("name", name) != name:
+        raise ConfigError("config.name", f"differs from the task's name {name!r}", conf["name"])
+    for option, key in ENVELOPE_OPTIONS:
+        if envelope.get(option) is not None:
+            conf[key] = envelope[option]
+    return conf, report
+
+
+def normalise(conf: dict) -> tuple:
+    """(file bytes, the config as it reads back): envelope keys first, 2-space indent."""
+    data = render_conflist(conf)
+    return data, json.loads(data)
+
+
+def installed_versions(cni_path: list, timeout: float):
+    """``plugin type -> versions`` of the binaries along ``cni_path`` (PluginNotFoundError if none)."""
+    def lookup(plugin_type: str) -> list:
+        return probe_versions(find_plugin(plugin_type, cni_path), timeout)
+    return lookup
+
+
+def validate_on_host(conf: dict, path: str, conf_dir: str, report: ValidationReport,
+                     cni_path: list | None = None, timeout: float = 60.0) -> ValidationReport:
+    """Validate ``conf`` as the file ``path`` among the other networks of ``conf_dir``; with
+    ``cni_path``, also against the plugin binaries installed there."""
+    loaded = load_conf_dir(conf_dir)
+    others = [n for n in loaded.networks if n.source != path]
+    for problem in loaded.problems:
+        if problem.path == path:
+            continue  # the file this task replaces
+        if (not problem.path.endswith(CONFLIST_EXTENSIONS), problem.path) < (False, path):
+            report.error("", f"{problem.path}, read before this file, cannot be loaded ({problem.reason}); "
+                         "libcni stops at it and would never reach this network")
+        else:
+            report.warn("", f"{problem.path} cannot be loaded: {problem.reason}")
+    probe = installed_versions(cni_path, timeout) if cni_path is not None else None
+    return validate_network_list(conf, installed_versions=probe, other_networks=others, source=path, report=report)
+
+
+def same_content(existing: bytes | None, conf: dict) -> bool:
+    """Whether the file on disk already says ``conf`` (formatting aside)."""
+    if existing is None:
+        return False
+    try:
+        return json.loads(existing) == conf
+    except ValueError:
+        return False
+
+
+def files_declaring(conf_dir: str, name: str, path: str) -> list:
+    """The files a runtime could load network ``name`` from: ``path`` if it exists, and every
+    file of ``conf_dir`` whose network is called ``name``."""
+    found = [path] if os.path.isfile(path) else []
+    found += [n.source for n in load_conf_dir(conf_dir).networks if n.name == name and n.source not in found]
+    return found
+
+
+def parse_mode(mode) -> int:
+    if isinstance(mode, int) and not isinstance(mode, bool):
+        value = mode
+    else:
+        try:
+            value = int(str(mode), 8)
+        except ValueError:
+            raise ConfigError("mode", "must be an octal file mode like '0644'", mode) from None
+    if not 0 <= value <= 0o7777:
+        raise ConfigError("mode", "must be an octal file mode like '0644'", mode)
+    return value
+
+
+def resolve_id(value, kind: str) -> int | None:
+    """A user or group name or number as a numeric id (None stays None)."""
+    if value is None:
+        return None
+    text = str(value)
+    if text.isdigit():
+        return int(text)
+    try:
+        return pwd.getpwnam(text).pw_uid if kind == "owner" else grp.getgrnam(text).gr_gid
+    except KeyError:
+        raise ConfigError(kind, f"no such {'user' if kind == 'owner' else 'group'} on the host", value) from None
+
+
+def attributes_differ(path: str, mode: int, uid: int | None, gid: int | None) -> bool:
+    st = os.stat(path)
+    return (st.st_mode & 0o7777) != mode or (uid is not None and st.st_uid != uid) or \
+        (gid is not None and st.st_gid != gid)
+
+
+def apply_attributes(path: str, mode: int, uid: int | None, gid: int | None) -> None:
+    os.chown(path, -1 if uid is None else uid, -1 if gid is None else gid)
+    os.chmod(path, mode)
+

@@ -1,0 +1,350 @@
+#!/usr/bin/python
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: cni_network
+short_description: Declare a CNI network as a validated conflist file
+version_added: 0.1.0
+description:
+  - Writes the network configuration list (conflist) of one CNI network into O(conf_dir), or removes it.
+  - Before anything is written the list is validated in three layers, each finding naming its JSON path and
+    the offending value. The envelope follows the CNI spec and libcni; every reference plugin and IPAM type
+    is checked against a schema of its own rules (VLAN ranges, mutually exclusive options, host-local
+    subnets and ranges, integers that must be integers, interface names of at most 15 bytes, ...); the
+    network is checked against the other networks in O(conf_dir) (same name in another file, overlapping
+    host-local subnets, one bridge with different subnets).
+  - With O(check_plugins=true) every plugin C(type) and C(ipam.type) must be an executable in O(cni_path)
+    whose VERSION answer supports the list's C(cniVersion).
+  - The file is rewritten only when its content changes in meaning (formatting aside), atomically.
+  - See U(https://github.com/cnikit/cni/blob/main/docs/validation.md) for every check and its messages.
+author:
+  - cnikit maintainers (@cnikit)
+extends_documentation_fragment:
+  - cnikit.cni._attributes
+  - cnikit.cni._attributes.actiongroup_cni
+  - cnikit.cni._paths.cni_path
+  - cnikit.cni._paths.conf_dir
+  - cnikit.cni._paths.timeout
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Validates and reports what would be written or removed, touching nothing.
+  diff_mode:
+    support: full
+    details:
+      - The file's text before and after (for O(state=absent), one entry per removed file).
+  idempotent:
+    support: full
+options:
+  name:
+    description:
+      - The network's name (C(name) in the conflist). It must start with a letter or digit and contain only
+        letters, digits, C(_), C(.) and C(-).
+    type: str
+    required: true
+  state:
+    description:
+      - With V(absent), the file this task would write is removed, and every other file in O(conf_dir) that
+        declares a network of this name, so that no runtime loads it any more.
+    type: str
+    choices: [present, absent]
+    default: present
+  plugins:
+    description:
+      - The network's plugin objects, in chain order, each with at least C(type).
+      - Exactly one of O(plugins) and O(config) is required with O(state=present).
+    type: list
+    elements: dict
+  config:
+    description:
+      - A whole conflist, as a mapping or as JSON text (duplicate keys in the text are reported).
+      - Its C(name) must be O(name) or absent. The envelope options given here (O(cni_version),
+        O(cni_versions), O(disable_check), O(disable_gc), O(load_only_inlined_plugins)) override its keys.
+    type: raw
+  cni_version:
+    description:
+      - The list's C(cniVersion). Defaults to V(1.0.0) when the list is built from O(plugins); with O(config),
+        the config's own value is kept unless this is set.
+      - Debian 12's plugins accept at most V(1.0.0); releases from v1.6.0 on accept V(1.1.0).
+    type: str
+  cni_versions:
+    description:
+      - The list's C(cniVersions) (spec 1.1.0) the runtime chooses from, together with O(cni_version).
+    type: list
+    elements: str
+  disable_check:
+    description: The list's C(disableCheck); not written when unset.
+    type: bool
+  disable_gc:
+    description: The list's C(disableGC); not written when unset.
+    type: bool
+  load_only_inlined_plugins:
+    description: The list's C(loadOnlyInlinedPlugins); not written when unset.
+    type: bool
+  priority:
+    description:
+      - The file name's prefix. Runtimes read the conflists of O(conf_dir) in lexical order and the first file
+        of a name wins, so a lower priority comes first.
+      - The file is C(<conf_dir>/<priority as two digits>-<name>.conflist), for example C(10-web.conflist).
+    type: int
+    default: 10
+  filename:
+    description:
+      - The file name in O(conf_dir), overriding O(priority). It must end in C(.conflist).
+    type: str
+  mode:
+    description: The file's permissions, as an octal string such as V('0644').
+    type: raw
+    default: '0644'
+  owner:
+    description: The file's owner, a name or a number; unset leaves it to the writing user (or unchanged).
+    type: str
+  group:
+    description: The file's group, a name or a number.
+    type: str
+  validate:
+    description:
+      - V(strict) fails the task on any error, before anything is written.
+      - V(warn) reports errors in RV(validation_errors) and as warnings, and writes anyway.
+      - V(none) skips validation (the name and file name are still checked).
+      - Warnings (unknown keys, keys in the wrong case, third-party plugins, ...) never fail the task; they are
+        returned in RV(validation_warnings).
+    type: str
+    choices: [strict, warn, none]
+    default: strict
+  check_plugins:
+    description:
+      - Whether every C(type) and C(ipam.type) must resolve to an executable in O(cni_path) that supports the
+        list's C(cniVersion) (asked with C(CNI_COMMAND=VERSION)).
+      - Set V(false) to validate on a machine without the plugins, such as the controller.
+    type: bool
+    default: true
+  validate_only:
+    description:
+      - Validate and return the normalised config without reading or writing the file. The other networks of
+        O(conf_dir), when it exists, still take part in the checks.
+      - Works on the controller with C(delegate_to: localhost) and O(check_plugins=false), for linting in CI.
+    type: bool
+    default: false
+  backup:
+    description: Keep a timestamped copy of the file it replaces or removes.
+    type: bool
+    default: false
+notes:
+  - Unknown plugin types (flannel, calico, multus, ...) get the envelope checks and a warning.
+  - O(timeout) bounds each VERSION probe of a plugin binary.
+seealso:
+  - name: Conflist validation
+    description: What each validation layer checks, with example messages.
+    link: https://github.com/cnikit/cni/blob/main/docs/validation.md
+  - name: CNI specification, network configuration lists
+    description: The format this module writes.
+    link: https://www.cni.dev/docs/spec/#configuration-format
+"""
+
+EXAMPLES = r"""
+---
+- name: A bridge network with NAT and port mappings, loaded before the distribution's defaults
+  cnikit.cni.cni_network:
+    name: web
+    priority: 5
+    cni_path: [/usr/lib/cni]
+    plugins:
+      - type: bridge
+        bridge: cni-web0
+        isGateway: true
+        ipMasq: true
+        ipam:
+          type: host-local
+          ranges: [[{subnet: 10.77.0.0/24}]]
+          routes: [{dst: 0.0.0.0/0}]
+      - type: portmap
+        capabilities: {portMappings: true}
+
+- name: Install a conflist shipped as a file, keeping a backup of the previous version
+  cnikit.cni.cni_network:
+    name: podman
+    filename: 87-podman-bridge.conflist
+    config: "{{ lookup('ansible.builtin.file', 'files/87-podman-bridge.conflist') }}"
+    backup: true
+
+- name: Lint a conflist on the controller without writing anything
+  cnikit.cni.cni_network:
+    name: web
+    config: "{{ lookup('ansible.builtin.file', 'conflists/web.conflist') }}"
+    validate_only: true
+    check_plugins: false
+  delegate_to: localhost
+
+- name: Remove the network
+  cnikit.cni.cni_network:
+    name: web
+    state: absent
+"""
+
+RETURN = r"""
+path:
+  description: The file the network is written to (or, with O(state=absent), would be).
+  returned: always
+  type: str
+  sample: /etc/cni/net.d/10-web.conflist
+config:
+  description: The normalised conflist, as written (envelope keys first, plugins as given).
+  returned: when O(state=present)
+  type: dict
+  sample: {cniVersion: 1.0.0, name: web, plugins: [{type: loopback}]}
+validation_errors:
+  description:
+    - Errors found by validation, each with C(path) (a JSON path such as C(plugins[0].ipam.ranges[0][0].subnet)),
+      C(message) and, where there is one, the offending C(value).
+    - Non-empty only with O(validate=warn); with V(strict) the task fails with the same list.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{path: plugins[0].vlan, message: must be at most 4094, value: 5000}]
+validation_warnings:
+  description: Findings that do not fail the task (unknown keys with suggestions, keys in the wrong case, ...).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{path: plugins[0].isgateway, message: "the bridge plugin reads this key as 'isGateway' (...)"}]
+removed:
+  description: The files removed (in check mode, that would be) with O(state=absent).
+  returned: when O(state=absent)
+  type: list
+  elements: str
+  sample: [/etc/cni/net.d/10-web.conflist]
+backup_file:
+  description: The copy of the replaced file, with O(backup=true).
+  returned: when O(state=present) and a backup was made
+  type: str
+  sample: /etc/cni/net.d/10-web.conflist.12345.2026-11-21@09:00:00~
+backup_files:
+  description: The copies of the removed files, with O(backup=true).
+  returned: when O(state=absent) and a backup was made
+  type: list
+  elements: str
+  sample: [/etc/cni/net.d/10-web.conflist.12345.2026-11-21@09:00:00~]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.cnikit.cni.plugins.module_utils import _network_file as netfile
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
+from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import check_network_name
+from ansible_collections.cnikit.cni.plugins.module_utils._fileio import atomic_write, ensure_dir, read_if_exists, remove_if_exists
+from ansible_collections.cnikit.cni.plugins.module_utils._validate import ValidationReport
+
+
+def _text(data: bytes | None) -> str:
+    return "" if data is None else data.decode("utf-8", "replace")
+
+
+def present(module, params, path: str, result: dict) -> None:
+    envelope = {option: params[option] for option, _key in netfile.ENVELOPE_OPTIONS}
+    conf, report = netfile.build_conflist(params["name"], params["plugins"], params["config"], **envelope)
+    if params["validate"] != "none":
+        cni_path = params["cni_path"] if params["check_plugins"] else None
+        netfile.validate_on_host(conf, path, params["conf_dir"], report, cni_path, params["timeout"])
+    elif not isinstance(conf.get("plugins"), list):
+        report.error("plugins", "must be a list of plugin objects", conf.get("plugins"))
+    data, result["config"] = netfile.normalise(conf)
+    _report(module, report, params["validate"], result)
+    if params["validate_only"]:
+        return
+    mode = netfile.parse_mode(params["mode"])
+    uid, gid = netfile.resolve_id(params["owner"], "owner"), netfile.resolve_id(params["group"], "group")
+    existing = read_if_exists(path)
+    rewrite = not netfile.same_content(existing, result["config"])
+    retouch = not rewrite and netfile.attributes_differ(path, mode, uid, gid)
+    result["changed"] = rewrite or retouch
+    if rewrite and module._diff:
+        result["diff"] = {"before_header": path, "before": _text(existing), "after_header": path, "after": _text(data)}
+    if module.check_mode or not result["changed"]:
+        return
+    if rewrite:
+        if existing is not None and params["backup"]:
+            result["backup_file"] = module.backup_local(path)
+        ensure_dir(params["conf_dir"], 0o755)
+        atomic_write(path, data, mode, uid, gid)
+    else:
+        netfile.apply_attributes(path, mode, uid, gid)
+
+
+def absent(module, params, path: str, result: dict) -> None:
+    removed = netfile.files_declaring(params["conf_dir"], params["name"], path)
+    result["removed"] = removed
+    result["changed"] = bool(removed)
+    if module._diff:
+        result["diff"] = [{"before_header": p, "before": _text(read_if_exists(p)), "after_header": p, "after": ""}
+                          for p in removed]
+    if module.check_mode:
+        return
+    for removed_path in removed:
+        if params["backup"]:
+            result.setdefault("backup_files", []).append(module.backup_local(removed_path))
+        remove_if_exists(removed_path)
+
+
+def _report(module, report: ValidationReport, mode: str, result: dict) -> None:
+    result["validation_errors"] = [f.to_dict() for f in report.errors]
+    result["validation_warnings"] = [f.to_dict() for f in report.warnings]
+    for finding in report.warnings:
+        module.warn(str(finding))
+    if report.errors and mode == "strict":
+        module.fail_json(msg=f"the network configuration is not valid: {report.summary()}", **result)
+    for finding in report.errors:
+        module.warn(f"invalid, written anyway (validate=warn): {finding}")
+
+
+def main():
+    argument_spec = {
+        "name": {"type": "str", "required": True},
+        "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+        "plugins": {"type": "list", "elements": "dict"},
+        "config": {"type": "raw"},
+        "cni_version": {"type": "str"},
+        "cni_versions": {"type": "list", "elements": "str"},
+        "disable_check": {"type": "bool"},
+        "disable_gc": {"type": "bool"},
+        "load_only_inlined_plugins": {"type": "bool"},
+        "priority": {"type": "int", "default": netfile.DEFAULT_PRIORITY},
+        "filename": {"type": "str"},
+        "mode": {"type": "raw", "default": "0644"},
+        "owner": {"type": "str"},
+        "group": {"type": "str"},
+        "validate": {"type": "str", "choices": ["strict", "warn", "none"], "default": "strict"},
+        "check_plugins": {"type": "bool", "default": True},
+        "validate_only": {"type": "bool", "default": False},
+        "backup": {"type": "bool", "default": False},
+    }
+    argument_spec.update(paths_argument_spec(cache_dir=False))
+    module = AnsibleModule(
+        argument_spec=argument_spec,
+        mutually_exclusive=[("plugins", "config")],
+        required_if=[("state", "present", ("plugins", "config"), True)],
+        supports_check_mode=True,
+    )
+    params = module.params
+    result = {"changed": False, "path": None, "validation_errors": [], "validation_warnings": []}
+    try:
+        check_network_name(params["name"], "name")
+        path = netfile.conflist_path(params["conf_dir"], params["name"], params["priority"], params["filename"])
+        result["path"] = path
+        if params["state"] == "present":
+            present(module, params, path, result)
+        else:
+            absent(module, params, path, result)
+    except CNIError as error:
+        fail_from_error(module, error, **result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
