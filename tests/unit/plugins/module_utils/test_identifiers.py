@@ -1,0 +1,127 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Identifier rules (_identifiers): the spec's character rules, netns paths, cnitool's
+container IDs and CNI_ARGS."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
+from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import (
+    check_container_id, check_ifname, check_netns_name, check_network_name, cni_args_string,
+    cnitool_container_id, netns_name, netns_path, normalise_cni_args)
+
+ID_CHECKS = (check_network_name, check_container_id, check_netns_name)
+
+
+@pytest.mark.parametrize("check", ID_CHECKS)
+@pytest.mark.parametrize("value", ["a", "A", "0", "1abc", "a_b.c-d", "net.v1", "x" * 255, "abc-"])
+def test_valid_ids(check, value):
+    assert check(value) == value
+
+
+@pytest.mark.parametrize("check", ID_CHECKS)
+@pytest.mark.parametrize("value", [
+    "", None, 5, ["a"], "-a", "_a", ".a", ".", "..", "../x", "a/b", "/abs", "a b", "a\x00b",
+    "a\n", "\na", "é", "a:b", "a;b", "x" * 256,
+])
+def test_invalid_ids_raise_config_errors_naming_the_value(check, value):
+    with pytest.raises(ConfigError) as info:
+        check(value, "the.field")
+    assert info.value.path == "the.field"
+    assert info.value.value == value
+
+
+def test_id_error_message_reads_well():
+    with pytest.raises(ConfigError) as info:
+        check_container_id("../etc")
+    assert str(info.value) == ("container_id: container ID must start with a letter or digit and contain only "
+                               "letters, digits, '_', '.' and '-' (got '../etc')")
+
+
+@pytest.mark.parametrize("value", ["eth0", "a", "x" * 15, "net1.100", "eth-0", "ü" * 7, "éth0"])
+def test_valid_ifnames(value):
+    assert check_ifname(value) == value
+
+
+@pytest.mark.parametrize("value, message", [
+    ("", "non-empty"), (None, "non-empty"), (3, "non-empty"),
+    ("x" * 16, "longer than 15 bytes"), ("é" * 8, "longer than 15 bytes"),
+    (".", "'.' or '..'"), ("..", "'.' or '..'"),
+    ("a/b", "must not contain"), ("../x", "must not contain"), ("a:b", "must not contain"),
+    ("a b", "must not contain"), ("a\tb", "must not contain"), ("a\nb", "must not contain"),
+    ("a\x00", "must not contain"),
+])
+def test_invalid_ifnames(value, message):
+    with pytest.raises(ConfigError, match=message) as info:
+        check_ifname(value)
+    assert info.value.path == "ifname"
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("cnitest", "/var/run/netns/cnitest"),
+    ("/var/run/netns/cnitest", "/var/run/netns/cnitest"),
+    ("/run/netns/testing", "/run/netns/testing"),
+    ("/run//netns/./x/", "/run/netns/x"),
+    ("/var/run/netns/../netns/y", "/var/run/netns/y"),
+    ("//proc/1/ns/net", "/proc/1/ns/net"),
+])
+def test_netns_path(value, expected):
+    assert netns_path(value) == expected
+
+
+@pytest.mark.parametrize("value, message", [
+    ("", "non-empty"), (None, "non-empty"), ("a\x00", "NUL"), ("../x", "must be absolute"),
+    ("run/netns/x", "must be absolute"), ("bad name", "must start with a letter"), (".hidden", "must start"),
+])
+def test_netns_path_rejects(value, message):
+    with pytest.raises(ConfigError, match=message):
+        netns_path(value)
+
+
+@pytest.mark.parametrize("path, expected", [
+    ("/var/run/netns/a", "a"), ("/run/netns/b-1", "b-1"), ("/proc/1/ns/net", None),
+    ("/var/run/netns/sub/a", None), ("/var/run/netns/.x", None),
+])
+def test_netns_name(path, expected):
+    assert netns_name(path) == expected
+
+
+@pytest.mark.parametrize("netns, container_id", [
+    ("/var/run/netns/cnitest", "cnitool-20c433bb2b1d6ede56d6"),
+    ("/var/run/netns/testing", "cnitool-77383ca0a0715733ca6f"),
+    ("/run/netns/testing", "cnitool-43057b9dcc39fe733071"),
+])
+def test_cnitool_container_id(netns, container_id):
+    assert cnitool_container_id(netns) == container_id
+    assert check_container_id(container_id) == container_id
+
+
+@pytest.mark.parametrize("args, expected", [
+    (None, []), ("", []), ({}, []), ([], []),
+    ("IgnoreUnknown=1;IP=10.0.0.5", [["IgnoreUnknown", "1"], ["IP", "10.0.0.5"]]),
+    ({"K8S_POD_NAME": "web", "B": True, "N": 3}, [["K8S_POD_NAME", "web"], ["B", "true"], ["N", "3"]]),
+    ([["A", "1"], ("B", "2")], [["A", "1"], ["B", "2"]]),
+])
+def test_normalise_cni_args(args, expected):
+    assert normalise_cni_args(args) == expected
+
+
+@pytest.mark.parametrize("args, path", [
+    ("K", "args"), ("K=V=W", "args"), ("A=1;;B=2", "args"), (42, "args"),
+    ([["A"]], "args[0]"), (["A=1"], "args[0]"), ([["A", ""]], "args[0]"), ([["", "v"]], "args[0]"),
+    ([["A;B", "1"]], "args[0]"), ({"A": "x=y"}, "args[0]"), ({"A": None}, "args[0]"), ({"A": "\x00"}, "args[0]"),
+])
+def test_normalise_cni_args_rejects_what_would_not_parse_back(args, path):
+    with pytest.raises(ConfigError) as info:
+        normalise_cni_args(args)
+    assert info.value.path == path
+
+
+def test_cni_args_string_round_trips():
+    pairs = [["IgnoreUnknown", "1"], ["IP", "10.0.0.5/24"]]
+    assert cni_args_string(pairs) == "IgnoreUnknown=1;IP=10.0.0.5/24"
+    assert normalise_cni_args(cni_args_string(pairs)) == pairs
+    assert cni_args_string([]) == ""
