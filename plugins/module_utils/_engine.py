@@ -31,6 +31,9 @@ STATUS_CODES = {50: "not ready", 51: "degraded"}
 KNOWN_CHECK_DEFECTS = (
     ("portmap", "could not check ipv6 dnat",
      "portmap up to v1.1.x checks IPv6 rules it never created (containernetworking/plugins#819)"),
+    ("tuning", "/IFNAME/",
+     "tuning before v1.3.0 does not put the interface name into IFNAME sysctl keys during CHECK "
+     "(containernetworking/plugins#885)"),
 )
 
 
