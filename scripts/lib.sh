@@ -75,8 +75,12 @@ sync_test_tree() {
   local dest="${1:-$BUILD_DIR/ansible-test}/ansible_collections/cnikit/cni"
   rm -rf "$dest"
   mkdir -p "$dest"
-  (cd "$REPO_ROOT" && git ls-files -co --exclude-standard -z | xargs -0 tar -cf - 2>/dev/null) \
-    | tar -xf - -C "$dest"
+  # Files deleted from the working tree are still listed by git; tar skips them.
+  (cd "$REPO_ROOT" && git ls-files -co --exclude-standard -z \
+    | xargs -0 tar --ignore-failed-read -cf - 2>/dev/null) | tar -xf - -C "$dest"
+  # ansible-test lists its targets with git from the nearest repository upwards; without one of
+  # its own the copy would be seen as ignored files of the outer checkout and every test skipped.
+  git -C "$dest" init -q
   echo "$dest"
 }
 

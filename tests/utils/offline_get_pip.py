@@ -7,11 +7,15 @@ configured package index.
 """
 
 import ensurepip
+import os
 import subprocess
 import sys
 
 GET_PIP_ONLY_FLAGS = {"--no-setuptools", "--no-wheel"}
 
+# ensurepip points PIP_CONFIG_FILE at /dev/null in os.environ, which would hide the machine's
+# pip configuration (package index, CA bundle) from the install below.
+environment = dict(os.environ)
 ensurepip.bootstrap(upgrade=True)
 pip_args = [arg for arg in sys.argv[1:] if arg not in GET_PIP_ONLY_FLAGS]
-subprocess.check_call([sys.executable, "-m", "pip", "install", *pip_args])
+subprocess.check_call([sys.executable, "-m", "pip", "install", *pip_args], env=environment)
