@@ -87,11 +87,11 @@ def _decode(data: bytes | str, where: str) -> dict:
     return raw
 
 
-def _check_plugin(plugin: object, path: str) -> dict:
+def _check_plugin(plugin: object, path: str, type_path: str | None = None) -> dict:
     if not isinstance(plugin, dict):
         raise ConfigError(path, "must be an object", plugin)
     if not isinstance(plugin.get("type"), str) or not plugin.get("type"):
-        raise ConfigError(f"{path}.type", "is missing: every plugin needs a type", plugin.get("type"))
+        raise ConfigError(type_path or f"{path}.type", "is missing: every plugin needs a type", plugin.get("type"))
     return plugin
 
 
@@ -140,12 +140,13 @@ def parse_network_list(data: bytes | str | dict, source: str | None = None, conf
 
 def parse_single_conf(data: bytes, source: str) -> NetworkList:
     """A deprecated single-plugin ``.conf``/``.json`` network, up-converted to a list as libcni does."""
-    plugin = _check_plugin(_decode(data, source), source)
+    plugin = _check_plugin(_decode(data, source), source, f"{source}: type")
     name = plugin.get("name")
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{source}: name", "is missing: a network needs a name", name)
     listed = {"name": name, "cniVersion": plugin.get("cniVersion", ""), "plugins": [plugin]}
-    return parse_network_list(json.dumps(listed, separators=(",", ":")).encode(), source)
+    # Sorted keys: the bytes libcni's ConfListFromConf produces (and caches) from a Go map.
+    return parse_network_list(json.dumps(listed, separators=(",", ":"), sort_keys=True).encode(), source)
 
 
 def _files(conf_dir: str, extensions: tuple) -> list:
@@ -161,7 +162,7 @@ def _dropins(conf_dir: str, name: str) -> list:
     plugins = []
     for path in _files(os.path.join(conf_dir, name), (DROPIN_EXTENSION,)):
         with open(path, "rb") as handle:
-            plugins.append(_check_plugin(_decode(handle.read(), path), path))
+            plugins.append(_check_plugin(_decode(handle.read(), path), path, f"{path}: type"))
     return plugins
 
 
