@@ -15,7 +15,7 @@ import os
 from . import _netns
 from ._conflist import CONFLIST_EXTENSIONS, ConfDir, NetworkList, find_network, load_conf_dir
 from ._engine import GC_STATUS_MIN_VERSION, Attachment, Engine
-from ._errors import CNIError, OperationError
+from ._errors import CNIError
 from ._exec import find_plugin, probe_versions
 from ._identifiers import NETNS_DIR, check_container_id, check_ifname, netns_name
 from ._release import read_manifest
@@ -25,7 +25,8 @@ from ._validate import validate_network_list
 GATHER_SUBSETS = ("plugins", "networks", "attachments", "namespaces")
 
 
-def _describe(entry) -> dict:
+def describe(entry) -> dict:
+    """An attachment as the modules return it."""
     return {"network": entry.network, "container_id": entry.container_id, "ifname": entry.ifname,
             "netns": entry.netns}
 
@@ -47,11 +48,9 @@ def attachments_in_netns(engine: Engine, netns: str) -> list:
     return [e for e in entries if same_netns(e.netns) == wanted]
 
 
-def delete_attachments(engine: Engine, entries: list) -> list:
-    """DEL each entry with the network config cached at its ADD; return the ones deleted.
-
-    Every entry is tried; if any failed, an OperationError names the first failure (and lists
-    the others), so the caller can leave the namespace in place for a retry."""
+def delete_attachments(engine: Engine, entries: list) -> tuple:
+    """DEL each entry with the network config cached at its ADD, trying every one: the entries
+    deleted, and the errors of those that were not (their cache entries stay for a retry)."""
     deleted, errors = [], []
     for entry in entries:
         try:
@@ -59,10 +58,8 @@ def delete_attachments(engine: Engine, entries: list) -> list:
         except CNIError as exc:
             errors.append(exc)
             continue
-        deleted.append(_describe(entry))
-    if errors:
-        raise OperationError(f"cannot DEL {len(errors)} of the {len(entries)} cached attachments", errors[0], errors[1:])
-    return deleted
+        deleted.append(describe(entry))
+    return deleted, errors
 
 
 # -- garbage collection ---------------------------------------------------------------------------
@@ -100,15 +97,19 @@ def gc_plan(engine: Engine, network: NetworkList, valid: list | None) -> list:
         return []
     keys = set(valid or [])
     entries, _problems = engine.cached_attachments(network.name)
-    return [_describe(e) for e in entries
+    return [describe(e) for e in entries
             if (e.container_id, e.ifname) not in keys and (valid is not None or not netns_is_live(e))]
 
 
 def collect(engine: Engine, network: NetworkList, valid: list | None) -> dict:
     """Run GC on ``network``: DEL what :func:`gc_plan` names (judged under the GC lock), then
-    GC to 1.1.0 plugins. Returns ``collected`` and ``errors`` lists and ``skipped``."""
+    GC to 1.1.0 plugins. Returns ``collected`` and ``errors`` lists and ``skipped``; an error
+    that stops this network (a plugin not found) is one of the errors, so others can go on."""
     keep = netns_is_live if valid is None else None
-    report = engine.gc(network, valid or [], keep=keep)
+    try:
+        report = engine.gc(network, valid or [], keep=keep)
+    except CNIError as exc:
+        report = {"deleted": [], "errors": [exc.to_dict()], "skipped": False}
     collected = [dict(item, network=network.name) for item in report["deleted"]]
     errors = [dict(error, network=network.name) for error in report["errors"]]
     return {"collected": collected, "errors": errors, "skipped": report["skipped"]}
@@ -192,7 +193,7 @@ def attachment_facts(engine: Engine) -> tuple:
     facts = []
     for entry in entries:
         summary = summarise(entry.result) if entry.result else {"interfaces": [], "ips": [], "mac": None}
-        facts.append(dict(_describe(entry), ips=summary["ips"], mac=summary["mac"],
+        facts.append(dict(describe(entry), ips=summary["ips"], mac=summary["mac"],
                           netns_exists=netns_is_live(entry), cache_file=entry.path))
     return facts, [str(p) for p in problems]
 

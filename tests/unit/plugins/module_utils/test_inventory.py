@@ -18,7 +18,7 @@ import pytest
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _inventory
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
-from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, OperationError
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
 
 FAKE_PLUGIN = os.path.join(os.path.dirname(__file__), "..", "..", "..", "utils", "fakeplugin.py")
 
@@ -116,8 +116,9 @@ def test_delete_attachments_dels_with_the_cached_config_and_removes_the_entries(
     second = host.cache_entry("net2", "c1", "/var/run/netns/cnit-i-x", ifname="net1")
 
     entries = _inventory.attachments_in_netns(host.engine, "/run/netns/cnit-i-x")
-    deleted = _inventory.delete_attachments(host.engine, entries)
+    deleted, errors = _inventory.delete_attachments(host.engine, entries)
 
+    assert errors == []
     assert deleted == [
         {"network": "net1", "container_id": "c1", "ifname": "eth0", "netns": "/var/run/netns/cnit-i-x"},
         {"network": "net2", "container_id": "c1", "ifname": "net1", "netns": "/var/run/netns/cnit-i-x"},
@@ -136,9 +137,11 @@ def test_delete_attachments_tries_every_entry_and_keeps_the_failed_ones(host):
     kept = host.cache_entry("bad", "c1", "/var/run/netns/cnit-i-x", conf=broken_conf)
     gone = host.cache_entry("good", "c1", "/var/run/netns/cnit-i-x")
 
-    with pytest.raises(OperationError, match="cannot DEL 1 of the 2 cached attachments.*cannot tear down"):
-        _inventory.delete_attachments(host.engine, _inventory.attachments_in_netns(host.engine, "/var/run/netns/cnit-i-x"))
+    deleted, errors = _inventory.delete_attachments(
+        host.engine, _inventory.attachments_in_netns(host.engine, "/var/run/netns/cnit-i-x"))
 
+    assert [d["network"] for d in deleted] == ["good"]
+    assert len(errors) == 1 and "cannot tear down" in str(errors[0])
     assert kept.exists()
     assert not gone.exists()
 
@@ -212,6 +215,17 @@ def test_gc_reports_a_failed_del_with_its_network_and_keeps_the_entry(host):
     assert [e["network"] for e in report["errors"]] == ["net1"]
     assert "cannot tear down" in report["errors"][0]["msg"]
     assert entry.exists()
+
+
+def test_gc_reports_a_network_whose_plugin_is_missing_as_an_error(host):
+    (host.conf / "10-lost.conflist").write_text(json.dumps(
+        {"cniVersion": "1.1.0", "cniVersions": ["1.1.0"], "name": "lost", "plugins": [{"type": "missing"}]}))
+    network = _inventory.gc_networks(str(host.conf), "lost")[0][0]
+
+    report = _inventory.collect(host.engine, network, None)
+
+    assert report["collected"] == [] and report["errors"][0]["network"] == "lost"
+    assert 'failed to find plugin "missing"' in report["errors"][0]["msg"]
 
 
 def test_gc_networks_takes_each_name_once_in_libcni_order_and_reports_broken_files(host):

@@ -1,0 +1,161 @@
+#!/usr/bin/python
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: cni_gc
+short_description: Garbage-collect stale CNI attachments
+version_added: 0.1.0
+description:
+  - Releases what attachments that no longer exist still hold, as a container runtime does with libcni's GC:
+    every cached attachment of the network that is not valid is DELeted (its IP reservation returns to the
+    pool, its host-side veth and port mappings go away, its cache entry is removed), then plugins of
+    cniVersion 1.1.0 and later are sent C(GC) with the valid attachments so they can clean up the rest.
+  - The valid attachments are O(valid_attachments) when given; by default, every cached attachment whose
+    namespace still exists. An attachment whose namespace was deleted without a DEL is therefore collected.
+  - The valid set is judged while the network is locked against ADD and DEL by this collection, so an
+    attachment being added at the same time is never collected.
+  - A network with C(disableGC) is skipped.
+author:
+  - cnikit maintainers (@cnikit)
+extends_documentation_fragment:
+  - cnikit.cni._attributes
+  - cnikit.cni._attributes.actiongroup_cni
+  - cnikit.cni._paths.cni_path
+  - cnikit.cni._paths.conf_dir
+  - cnikit.cni._paths.cache_dir
+  - cnikit.cni._paths.timeout
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Lists in RV(collected) what would be collected; runs neither DEL nor GC.
+  diff_mode:
+    support: none
+  idempotent:
+    support: full
+options:
+  network:
+    description:
+      - Name of the network to collect, loaded from O(conf_dir) in libcni's order (the first file that declares it
+        wins).
+      - When omitted, every network of O(conf_dir) is collected; files that cannot be loaded are reported as
+        warnings.
+      - Attachments cached for a network that no file of O(conf_dir) declares any more are not collected.
+    type: str
+  valid_attachments:
+    description:
+      - The attachments to keep, by container ID and interface name. Every other cached attachment of the network is
+        collected, even when its namespace still exists.
+      - When omitted, the attachments whose namespace still exists are kept.
+    type: list
+    elements: dict
+    suboptions:
+      container_id:
+        description: The container ID (C(CNI_CONTAINERID)) of the attachment.
+        type: str
+        required: true
+      ifname:
+        description: The interface name (C(CNI_IFNAME)) of the attachment.
+        type: str
+        default: eth0
+seealso:
+  - module: cnikit.cni.cni_netns
+  - module: cnikit.cni.cni_info
+  - name: Namespaces, garbage collection and facts
+    description: How the three modules fit together.
+    link: https://github.com/cnikit/cni/blob/main/docs/namespaces-gc-info.md
+"""
+
+EXAMPLES = r"""
+---
+- name: Collect, in every network, the attachments whose namespace is gone
+  cnikit.cni.cni_gc:
+    cni_path: [/usr/lib/cni]
+  register: gc
+
+- name: Keep exactly these attachments of the network "demo", collect the rest
+  cnikit.cni.cni_gc:
+    network: demo
+    valid_attachments:
+      - container_id: web1
+      - container_id: web2
+        ifname: net1
+"""
+
+RETURN = r"""
+collected:
+  description:
+    - The attachments that were DELeted (in check mode, would be), each with C(network), C(container_id),
+      C(ifname) and C(netns).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {network: demo, container_id: cnitool-77383ca0a0715733ca6f, ifname: eth0, netns: /var/run/netns/web1}
+errors:
+  description:
+    - DELs and GCs that failed, each with C(network), C(msg) and the failing plugin's details. The task fails when
+      there are any; what could be collected is collected nevertheless.
+  returned: always
+  type: list
+  elements: dict
+skipped:
+  description: Names of the networks skipped because they set C(disableGC).
+  returned: always
+  type: list
+  elements: str
+  sample: [legacy]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.cnikit.cni.plugins.module_utils import _inventory
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec
+from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
+
+
+def main():
+    argument_spec = {
+        "network": {"type": "str"},
+        "valid_attachments": {"type": "list", "elements": "dict", "options": {
+            "container_id": {"type": "str", "required": True},
+            "ifname": {"type": "str", "default": "eth0"},
+        }},
+    }
+    argument_spec.update(paths_argument_spec())
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    params = module.params
+    engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
+    result = {"changed": False, "collected": [], "errors": [], "skipped": []}
+    try:
+        valid = None
+        if params["valid_attachments"] is not None:
+            valid = _inventory.check_valid_attachments(params["valid_attachments"])
+        networks, problems = _inventory.gc_networks(params["conf_dir"], params["network"])
+        for problem in problems:
+            module.warn(f"not collected, the file cannot be loaded: {problem.path}: {problem.reason}")
+        for network in networks:
+            if network.disable_gc:
+                result["skipped"].append(network.name)
+            elif module.check_mode:
+                result["collected"].extend(_inventory.gc_plan(engine, network, valid))
+            else:
+                report = _inventory.collect(engine, network, valid)
+                result["collected"].extend(report["collected"])
+                result["errors"].extend(report["errors"])
+    except CNIError as error:
+        fail_from_error(module, error, **result)
+    result["changed"] = bool(result["collected"])
+    if result["errors"]:
+        module.fail_json(msg=f"garbage collection had {len(result['errors'])} errors; first: "
+                         f"{result['errors'][0]['msg']}", **result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,169 @@
+#!/usr/bin/python
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: cni_info
+short_description: Facts about CNI plugins, networks, attachments and network namespaces
+version_added: 0.1.0
+description:
+  - Reports what the host holds, without changing anything.
+  - Plugins are the executables along O(cni_path), in search order, with the CNI versions they answer to
+    C(VERSION) and the release version a M(cnikit.cni.cni_plugin_install) manifest records for them.
+  - Networks are the files of O(conf_dir) in libcni's order, each validated against the installed plugins and
+    the other networks, with each plugin's C(STATUS) for networks of cniVersion 1.1.0 and later.
+  - Attachments are the entries of the result cache in O(cache_dir), with their addresses and whether their
+    namespace still exists (one that does not is what M(cnikit.cni.cni_gc) collects).
+  - Namespaces are the named network namespaces, C(/var/run/netns/<name>).
+  - Files that cannot be read (a broken manifest, an unusable cache entry) are reported as warnings.
+author:
+  - cnikit maintainers (@cnikit)
+extends_documentation_fragment:
+  - cnikit.cni._attributes
+  - cnikit.cni._attributes.actiongroup_cni
+  - cnikit.cni._attributes.info_module
+  - cnikit.cni._paths.cni_path
+  - cnikit.cni._paths.conf_dir
+  - cnikit.cni._paths.cache_dir
+  - cnikit.cni._paths.timeout
+options:
+  gather:
+    description:
+      - What to report. Plugins and networks run the plugin binaries (C(VERSION), C(STATUS)); attachments and
+        namespaces only read files.
+    type: list
+    elements: str
+    choices: [plugins, networks, attachments, namespaces]
+    default: [plugins, networks, attachments, namespaces]
+seealso:
+  - module: cnikit.cni.cni_gc
+  - module: cnikit.cni.cni_netns
+  - name: Namespaces, garbage collection and facts
+    description: How the three modules fit together.
+    link: https://github.com/cnikit/cni/blob/main/docs/namespaces-gc-info.md
+"""
+
+EXAMPLES = r"""
+---
+- name: Gather everything
+  cnikit.cni.cni_info:
+    cni_path: [/usr/lib/cni]
+  register: cni
+
+- name: List the attachments whose namespace is gone
+  ansible.builtin.debug:
+    msg: "{{ cni.attachments | rejectattr('netns_exists') | map(attribute='container_id') }}"
+
+- name: Fail on any network that does not validate
+  ansible.builtin.assert:
+    that: cni.networks | rejectattr('valid') | length == 0
+"""
+
+RETURN = r"""
+plugins:
+  description:
+    - Each executable along O(cni_path), in search order.
+    - C(cni_versions) is its C(VERSION) answer, null with C(error) when that failed.
+    - C(manifest_version) is the release version the directory's C(.cnikit-manifest.json) records for it, null
+      for a file the manifest does not list.
+    - C(shadowed) is true when a directory earlier in O(cni_path) has a plugin of the same name, which is the
+      one used.
+  returned: when V(plugins) is in O(gather)
+  type: list
+  elements: dict
+  sample:
+    - name: bridge
+      path: /opt/cni/bin/bridge
+      cni_versions: ["0.1.0", "0.2.0", "0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"]
+      manifest_version: 1.9.1
+      shadowed: false
+      error: null
+networks:
+  description:
+    - Each file of O(conf_dir), in libcni's order, with the network it declares.
+    - C(valid) is false when C(errors) is not empty; C(errors) and C(warnings) hold the validation findings, each
+      with a JSON C(path), a C(message) and the offending C(value). A file that cannot be loaded has C(name) null.
+    - C(status) lists each plugin's C(STATUS) (C(plugin), C(ready), C(state) V(ready), V(not ready),
+      V(degraded) or V(error), C(code), C(msg)); null for networks of a cniVersion before 1.1.0.
+  returned: when V(networks) is in O(gather)
+  type: list
+  elements: dict
+  sample:
+    - name: demo
+      file: /etc/cni/net.d/10-demo.conflist
+      cni_version: 1.0.0
+      plugins: [bridge, portmap]
+      disable_check: false
+      disable_gc: false
+      valid: true
+      errors: []
+      warnings: []
+      status: null
+attachments:
+  description:
+    - Each attachment in the result cache, with C(network), C(container_id), C(ifname), C(netns), C(ips),
+      C(mac), C(netns_exists) and C(cache_file).
+  returned: when V(attachments) is in O(gather)
+  type: list
+  elements: dict
+  sample:
+    - network: demo
+      container_id: cnitool-77383ca0a0715733ca6f
+      ifname: eth0
+      netns: /var/run/netns/web1
+      ips: [10.22.0.5/16]
+      mac: "86:55:0a:16:00:05"
+      netns_exists: true
+      cache_file: /var/lib/cni/results/demo-cnitool-77383ca0a0715733ca6f-eth0
+namespaces:
+  description: Each named network namespace, with C(name) and C(path).
+  returned: when V(namespaces) is in O(gather)
+  type: list
+  elements: dict
+  sample:
+    - {name: web1, path: /var/run/netns/web1}
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.cnikit.cni.plugins.module_utils import _inventory
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec
+from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
+
+
+def main():
+    argument_spec = {
+        "gather": {"type": "list", "elements": "str", "choices": list(_inventory.GATHER_SUBSETS),
+                   "default": list(_inventory.GATHER_SUBSETS)},
+    }
+    argument_spec.update(paths_argument_spec())
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    params = module.params
+    engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
+    gather = set(params["gather"])
+    result = {"changed": False}
+    warnings = []
+    try:
+        if "plugins" in gather:
+            result["plugins"], problems = _inventory.plugin_facts(params["cni_path"], params["timeout"])
+            warnings.extend(problems)
+        if "networks" in gather:
+            result["networks"] = _inventory.network_facts(params["conf_dir"], engine)
+        if "attachments" in gather:
+            result["attachments"], problems = _inventory.attachment_facts(engine)
+            warnings.extend(problems)
+        if "namespaces" in gather:
+            result["namespaces"] = _inventory.namespace_facts()
+    except CNIError as error:
+        fail_from_error(module, error)
+    for warning in warnings:
+        module.warn(warning)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,174 @@
+#!/usr/bin/python
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: cni_netns
+short_description: Create and remove named network namespaces
+version_added: 0.1.0
+description:
+  - Makes a named network namespace, C(/var/run/netns/<name>), exist or not, the same kind of namespace
+    C(ip netns add) creates (the two tools see and remove each other's namespaces).
+  - A namespace exists when its name matches exactly and its file is a mounted namespace; C(cnit-ab) is
+    never taken for C(cnit-abc), and a file left behind without its mount is replaced.
+  - With O(state=absent), the attachments cached for the namespace (under either spelling,
+    C(/var/run/netns/<name>) or C(/run/netns/<name>)) are DELeted first, each with the network configuration
+    cached at its ADD, so that IP reservations, host-side veths and port mappings do not leak. If a DEL fails
+    the namespace is left in place and the task fails, so that a re-run can retry.
+author:
+  - cnikit maintainers (@cnikit)
+requirements:
+  - pyroute2
+extends_documentation_fragment:
+  - cnikit.cni._attributes
+  - cnikit.cni._attributes.actiongroup_cni
+  - cnikit.cni._paths.cni_path
+  - cnikit.cni._paths.conf_dir
+  - cnikit.cni._paths.cache_dir
+  - cnikit.cni._paths.timeout
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Predicts the change and lists the attachments that would be DELeted in RV(deleted_attachments).
+  diff_mode:
+    support: full
+    details:
+      - The namespace's state, V(present) or V(absent), before and after.
+  idempotent:
+    support: full
+options:
+  name:
+    description:
+      - Name of the namespace, not a path. It must start with a letter or digit and contain only letters,
+        digits, C(_), C(.) and C(-).
+    type: str
+    required: true
+  state:
+    description: Whether the namespace should exist.
+    type: str
+    choices: [present, absent]
+    default: present
+  delete_attachments:
+    description:
+      - With O(state=absent), DEL the attachments cached for this namespace before removing it, and also when the
+        namespace is already gone but attachments to it are still cached.
+      - Set V(false) to remove only the namespace; the plugins' state for its attachments then stays until
+        M(cnikit.cni.cni_gc) collects it.
+    type: bool
+    default: true
+notes:
+  - O(cni_path), O(cache_dir) and O(timeout) are used only to DEL attachments with O(state=absent). O(conf_dir) is
+    not used (a DEL runs with the configuration cached at ADD); it is accepted so that one
+    C(module_defaults: group/cnikit.cni.cni) serves every module of the collection.
+seealso:
+  - module: cnikit.cni.cni_attach
+  - module: cnikit.cni.cni_gc
+  - name: Namespaces, garbage collection and facts
+    description: How the three modules fit together.
+    link: https://github.com/cnikit/cni/blob/main/docs/namespaces-gc-info.md
+"""
+
+EXAMPLES = r"""
+---
+- name: Create the namespace web1
+  cnikit.cni.cni_netns:
+    name: web1
+
+- name: Remove it, DELeting its attachments first so that their addresses return to the pool
+  cnikit.cni.cni_netns:
+    name: web1
+    state: absent
+    cni_path: [/usr/lib/cni]
+"""
+
+RETURN = r"""
+name:
+  description: The namespace's name.
+  returned: always
+  type: str
+  sample: web1
+path:
+  description: The namespace's path.
+  returned: always
+  type: str
+  sample: /var/run/netns/web1
+deleted_attachments:
+  description:
+    - The cached attachments that were DELeted (in check mode, would be) before the namespace was removed.
+    - Each has C(network), C(container_id), C(ifname) and C(netns) (the path the attachment was made with).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {network: demo, container_id: cnitool-77383ca0a0715733ca6f, ifname: eth0, netns: /var/run/netns/web1}
+errors:
+  description: The DELs that failed, each with C(msg) and the failing plugin's C(error) details.
+  returned: failure, when a DEL of a cached attachment failed
+  type: list
+  elements: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.cnikit.cni.plugins.module_utils import _inventory, _netns
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec
+from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
+from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import check_netns_name, netns_path
+
+
+def ensure_absent(engine: Engine, name: str, delete_attachments: bool, check_mode: bool) -> tuple:
+    """DEL the namespace's cached attachments, then remove it unless a DEL failed:
+    (whether it existed, the attachments deleted, the DEL errors)."""
+    existed = _netns.exists(name)
+    entries = _inventory.attachments_in_netns(engine, netns_path(name)) if delete_attachments else []
+    if check_mode:
+        return existed, [_inventory.describe(e) for e in entries], []
+    deleted, errors = _inventory.delete_attachments(engine, entries)
+    if existed and not errors:
+        _netns.remove(name)
+    return existed, deleted, errors
+
+
+def main():
+    argument_spec = {
+        "name": {"type": "str", "required": True},
+        "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+        "delete_attachments": {"type": "bool", "default": True},
+    }
+    argument_spec.update(paths_argument_spec())
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    params = module.params
+    state = params["state"]
+    result = {"changed": False, "name": params["name"], "path": None, "deleted_attachments": []}
+    errors = []
+    try:
+        name = check_netns_name(params["name"], "name")
+        result["path"] = netns_path(name)
+        if state == "present":
+            existed = _netns.exists(name)
+            if not existed and not module.check_mode:
+                _netns.create(name)
+        else:
+            engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
+            existed, result["deleted_attachments"], errors = ensure_absent(
+                engine, name, params["delete_attachments"], module.check_mode)
+    except CNIError as error:
+        fail_from_error(module, error, **result)
+    before = "present" if existed else "absent"
+    result["changed"] = before != state or bool(result["deleted_attachments"])
+    if errors:
+        result["changed"] = bool(result["deleted_attachments"])
+        module.fail_json(msg=f"cannot DEL {len(errors)} cached attachments of namespace {name}, so it was not removed; "
+                         f"first: {errors[0]}", errors=[e.to_dict() for e in errors], **result)
+    if module._diff:
+        result["diff"] = {"before": {"state": before}, "after": {"state": state}}
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
