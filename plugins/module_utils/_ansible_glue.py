@@ -37,4 +37,3 @@ def fail_from_error(module, error: CNIError, **result) -> None:
     """fail_json with the error's message and its structured fields under ``error``."""
     details = error.to_dict()
     module.fail_json(msg=details.pop("msg"), error=details, **result)
-

@@ -274,6 +274,12 @@ class NetworkSource:
         self._loaded = None
         self._lock = threading.Lock()
 
+    @staticmethod
+    def inline(network):
+        def load():
+            return network
+        return load
+
     def named(self, name: str):
         def load():
             with self._lock:
@@ -301,7 +307,7 @@ def build_desired(spec: dict, path: str, networks: NetworkSource, run_check: boo
         raise ConfigError(path, "give either network or config, not both", spec["network"])
     if spec["config"] is not None:
         network = inline_network(spec["config"], f"{path}config")
-        name, load = network.name, lambda: network
+        name, load = network.name, NetworkSource.inline(network)
     elif spec["network"]:
         name, load = spec["network"], networks.named(spec["network"])
     else:
