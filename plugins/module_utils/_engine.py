@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from . import _cache
 from ._conflist import NetworkList, parse_network_list
-from ._errors import CNIError, OperationError, PluginError
+from ._errors import CNIError, DeleteError, OperationError, PluginError
 from ._exec import DEFAULT_TIMEOUT, find_plugin, plugin_env, probe_versions, run_plugin
 from ._identifiers import check_container_id, check_ifname, check_network_name, cni_args_string
 from ._result import ResultError, convert, family, supports
@@ -141,6 +141,7 @@ class Engine:
             try:
                 for plugin in network.plugins:
                     result = self._parse_result(plugin, self._call(network, plugin, "ADD", version, attachment, result), version)
+                final = convert(result, version)  # a result the list's version cannot hold fails the ADD
                 _cache.write_entry(self.cache_dir, _cache.CacheEntry(
                     network.name, attachment.container_id, attachment.ifname, config=network.raw_bytes,
                     netns=attachment.netns, cni_args=attachment.cni_args,
@@ -152,7 +153,7 @@ class Engine:
                     _cache.clear_pending(*key)
                 raise OperationError(f"ADD of network {network.name} failed and was rolled back", cause, rollback_errors) from exc
             _cache.clear_pending(*key)
-        return convert(result, version)
+        return final
 
     def interrupted(self, network_name: str, attachment: Attachment) -> bool:
         """True when an ADD of this attachment was started and never finished nor rolled back."""
@@ -166,7 +167,8 @@ class Engine:
             result = None
         if not isinstance(result, dict):
             raise PluginError(plugin["type"], "ADD", f"succeeded but printed no JSON result: {stdout[:500]!r}")
-        result.setdefault("cniVersion", version)  # libcni assumes the config's version
+        if not result.get("cniVersion"):
+            result["cniVersion"] = version  # libcni assumes the config's version (fixupResultVersion)
         try:
             family(result["cniVersion"])
         except ResultError as exc:
@@ -191,8 +193,8 @@ class Engine:
         cached_result, existed = self._tolerant_cached_result(network.name, attachment)
         errors = self._delete_plugins(network, version, attachment, cached_result)
         if errors:
-            raise OperationError(f"DEL of network {network.name} failed (the cache entry is kept for a retry)",
-                                 errors[0], errors[1:])
+            raise DeleteError(f"DEL of network {network.name} failed (the cache entry is kept for a retry)",
+                              errors[0], errors[1:])
         _cache.delete_entry(self.cache_dir, network.name, attachment.container_id, attachment.ifname)
         _cache.clear_pending(self.cache_dir, network.name, attachment.container_id, attachment.ifname)
         return existed

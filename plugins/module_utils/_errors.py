@@ -91,16 +91,27 @@ class OperationError(CNIError):
     ``cause`` is the first error; ``cleanup_errors`` are errors of the compensating steps
     (the rollback DEL after a failed ADD), reported beside it, never instead of it."""
 
+    CLEANUP_TEXT = "rollback also failed"
+    CLEANUP_KEY = "rollback_errors"
+
     def __init__(self, message: str, cause: CNIError, cleanup_errors: list | None = None):
         self.cause = cause
         self.cleanup_errors = list(cleanup_errors or [])
         text = f"{message}: {cause}"
         if self.cleanup_errors:
-            text += "; rollback also failed: " + "; ".join(str(e) for e in self.cleanup_errors)
+            text += f"; {self.CLEANUP_TEXT}: " + "; ".join(str(e) for e in self.cleanup_errors)
         super().__init__(text)
 
     def to_dict(self) -> dict:
         result = {"msg": str(self), "error": self.cause.to_dict()}
         if self.cleanup_errors:
-            result["rollback_errors"] = [e.to_dict() for e in self.cleanup_errors]
+            result[self.CLEANUP_KEY] = [e.to_dict() for e in self.cleanup_errors]
         return result
+
+
+class DeleteError(OperationError):
+    """A DEL that failed: ``cause`` is the first plugin's error, ``cleanup_errors`` those of the
+    plugins asked after it (DEL is best effort: every plugin is asked)."""
+
+    CLEANUP_TEXT = "other plugins also failed"
+    CLEANUP_KEY = "other_errors"

@@ -31,6 +31,7 @@ Debug file format (every key optional)::
         "exit": 3,                         # exit status (default 0, 1 with "error")
         "ignore_sigterm": true,            # survive SIGTERM (only SIGKILL stops it)
         "sleep": 0.5,                      # seconds to sleep first
+        "wait_for": "/tmp/go",             # first wait (at most 30 s) until this file exists
         "fork_sleep": 30,                  # fork a child that sleeps this long, holding stdout
         "signal": "SIGSEGV",               # kill itself with this signal (after sleeping)
         "supportedVersions": ["0.3.1", "0.4.0"]   # VERSION only
@@ -106,6 +107,10 @@ def main():
 
     if behaviour.get("ignore_sigterm"):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if behaviour.get("wait_for"):
+        deadline = time.monotonic() + 30
+        while not os.path.exists(behaviour["wait_for"]) and time.monotonic() < deadline:
+            time.sleep(0.01)
     if behaviour.get("sleep"):
         time.sleep(behaviour["sleep"])
     if behaviour.get("fork_sleep") and os.fork() == 0:

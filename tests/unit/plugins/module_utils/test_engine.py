@@ -1,0 +1,592 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The runtime engine (_engine) against the test-double plugin: versions, requests, ADD and
+its rollback, DEL, CHECK, GC, STATUS and the locks between them."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.cnikit.cni.plugins.module_utils import _cache, _exec
+from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
+from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, CheckNotAvailable, Engine
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import (
+    CNIError, ConfigError, DeleteError, OperationError, PluginError)
+
+sys.path.insert(0, str(Path(__file__).parents[3] / "utils"))
+from fakeplugin import FakePlugins  # noqa: E402  pylint: disable=wrong-import-position
+
+NETNS = "/var/run/netns/cnit-unit"
+
+
+def _result(version: str, address: str = "10.250.0.5/24", **extra) -> dict:
+    result = {"cniVersion": version,
+              "interfaces": [{"name": "eth0", "mac": "02:00:00:00:00:05", "sandbox": NETNS}],
+              "ips": [{"address": address, "gateway": "10.250.0.1", "interface": 0}],
+              "routes": [{"dst": "0.0.0.0/0"}]}
+    if version.startswith("0."):
+        result["ips"][0]["version"] = "4"
+    result.update(extra)
+    return result
+
+
+@pytest.fixture(autouse=True)
+def _fresh_version_memo(monkeypatch):
+    monkeypatch.setattr(_exec, "_VERSION_MEMO", {})
+
+
+@pytest.fixture
+def fake(tmp_path):
+    plugins = FakePlugins(tmp_path / "bin")
+    for name in ("noop", "noop2", "noop3"):
+        plugins.install(name)
+    return plugins
+
+
+@pytest.fixture
+def engine(tmp_path, fake):
+    return Engine([str(tmp_path / "empty"), fake.directory], str(tmp_path / "cache"), timeout=10)
+
+
+def _net(*types, version="1.0.0", name="net", **envelope) -> object:
+    raw = {"cniVersion": version, "name": name, "plugins": [{"type": t} for t in types]}
+    raw.update(envelope)
+    return parse_network_list(raw)
+
+
+def _attachment(container_id="c1", ifname="eth0", **kwargs) -> Attachment:
+    return Attachment(container_id, kwargs.pop("netns", NETNS), ifname, **kwargs)
+
+
+def _cache_file(engine, network="net", container_id="c1", ifname="eth0") -> Path:
+    return Path(engine.cache_dir) / "results" / f"{network}-{container_id}-{ifname}"
+
+
+def _sequence(fake):
+    return [(c["verb"], c["plugin"]) for c in fake.calls()]
+
+
+# -- versions -----------------------------------------------------------------------------------
+
+def test_declared_version_needs_no_probe(engine, fake):
+    assert engine.version_of(_net("noop", version="0.4.0")) == "0.4.0"
+    assert fake.calls() == []
+
+
+def test_cni_versions_are_narrowed_by_the_probed_binaries(engine, fake):
+    fake.configure("noop2", VERSION={"supportedVersions": ["0.4.0", "1.0.0"]})
+    network = _net("noop", "noop2", version="1.1.0", cniVersions=["0.4.0", "1.0.0"])
+    engine.add(network, _attachment())
+    assert [c["stdin"]["cniVersion"] for c in fake.calls("ADD")] == ["1.0.0", "1.0.0"]
+    assert len(fake.calls("VERSION")) == 2
+    engine.delete(network, _attachment())
+    assert len(fake.calls("VERSION")) == 2  # memoised
+
+
+# -- requests -----------------------------------------------------------------------------------
+
+def test_request_injects_name_and_version_and_filters_runtime_config():
+    network = _net("portmap", version="1.0.0", name="dbnet")
+    plugin = {"type": "portmap", "name": "wrong", "cniVersion": "0.1.0", "snat": True,
+              "capabilities": {"portMappings": True, "bandwidth": False, "mac": True}}
+    attachment = _attachment(capability_args={
+        "portMappings": [{"hostPort": 8080, "containerPort": 80, "protocol": "tcp"}],
+        "bandwidth": {"ingressRate": 1}, "ips": ["10.250.0.9/24"]})
+    request = Engine.build_request(network, plugin, "1.0.0", attachment=attachment)
+    data = json.loads(request)
+    assert data == {"type": "portmap", "name": "dbnet", "cniVersion": "1.0.0", "snat": True,
+                    "capabilities": {"portMappings": True, "bandwidth": False, "mac": True},
+                    "runtimeConfig": {"portMappings": [{"hostPort": 8080, "containerPort": 80, "protocol": "tcp"}]}}
+    assert list(data) == sorted(data)  # libcni sends sorted keys
+
+
+def test_runtime_config_replaces_a_static_one_only_when_a_capability_matches():
+    network = _net("p")
+    plugin = {"type": "p", "capabilities": {"mac": True}, "runtimeConfig": {"static": 1}}
+    with_mac = json.loads(Engine.build_request(network, plugin, "1.0.0", attachment=_attachment(capability_args={"mac": "02:00:00:00:00:01"})))
+    without = json.loads(Engine.build_request(network, plugin, "1.0.0", attachment=_attachment(capability_args={"ips": []})))
+    assert with_mac["runtimeConfig"] == {"mac": "02:00:00:00:00:01"}
+    assert without["runtimeConfig"] == {"static": 1}
+
+
+def test_prev_result_is_converted_to_the_list_version():
+    legacy = {"cniVersion": "0.2.0", "ip4": {"ip": "10.250.0.5/24"}}
+    data = json.loads(Engine.build_request(_net("p"), {"type": "p"}, "1.0.0", prev_result=legacy))
+    assert data["prevResult"] == {"cniVersion": "1.0.0", "ips": [{"address": "10.250.0.5/24"}], "routes": []}
+
+
+# -- ADD ----------------------------------------------------------------------------------------
+
+def test_add_chains_results_and_caches_the_last_one(engine, fake):
+    fake.configure("noop", ADD={"result": _result("0.4.0")})
+    fake.configure("noop3", ADD={"result": _result("1.0.0", address="10.250.0.7/24")})
+    network = _net("noop", "noop2", "noop3")
+    attachment = _attachment(cni_args=[["IgnoreUnknown", "1"], ["K", "V"]])
+    result = engine.add(network, attachment)
+    assert result == _result("1.0.0", address="10.250.0.7/24")
+    calls = fake.calls("ADD")
+    assert [c["plugin"] for c in calls] == ["noop", "noop2", "noop3"]
+    assert "prevResult" not in calls[0]["stdin"]
+    expected_prev = {k: v for k, v in _result("1.0.0").items()}
+    assert calls[1]["stdin"]["prevResult"] == expected_prev  # 0.4.0 result converted to 1.0.0
+    assert calls[2]["stdin"]["prevResult"] == expected_prev  # noop2 passed it through
+    assert calls[0]["env"] == {"CNI_COMMAND": "ADD", "CNI_CONTAINERID": "c1", "CNI_NETNS": NETNS,
+                               "CNI_IFNAME": "eth0", "CNI_ARGS": "IgnoreUnknown=1;K=V",
+                               "CNI_PATH": engine.cni_path[0] + ":" + fake.directory}
+    entry = engine.cached_entry("net", attachment)
+    assert entry.config == network.raw_bytes and entry.netns == NETNS
+    assert entry.cni_args == [["IgnoreUnknown", "1"], ["K", "V"]]
+    assert entry.result == result
+    assert engine.cached_network(entry).plugins == network.plugins
+
+
+def test_add_returns_the_result_at_the_list_version_and_caches_it_unconverted(engine, fake):
+    fake.configure("noop", ADD={"result": _result("1.0.0")})
+    result = engine.add(_net("noop", version="0.4.0"), _attachment())
+    assert result["cniVersion"] == "0.4.0" and result["ips"][0]["version"] == "4"
+    assert engine.cached_entry("net", _attachment()).result == _result("1.0.0")
+
+
+@pytest.mark.parametrize("printed", [{}, {"cniVersion": ""}, {"cniVersion": "", "ips": []}])
+def test_result_without_version_is_taken_at_the_list_version(engine, fake, printed):
+    fake.configure("noop", ADD={"result": printed})
+    assert engine.add(_net("noop", version="0.4.0"), _attachment())["cniVersion"] == "0.4.0"
+
+
+@pytest.mark.parametrize("behaviour, message", [
+    ({"stdout": ""}, "succeeded but printed no JSON result: b''"),
+    ({"stdout": "garbage"}, "succeeded but printed no JSON result: b'garbage'"),
+    ({"stdout": "[1]"}, "succeeded but printed no JSON result"),
+    ({"result": {"cniVersion": "7.0.0"}}, "returned a result of an unknown version"),
+])
+def test_add_rejects_bad_success_output_and_rolls_back(engine, fake, behaviour, message):
+    fake.configure("noop2", ADD=behaviour)
+    with pytest.raises(OperationError, match=message) as info:
+        engine.add(_net("noop", "noop2"), _attachment())
+    assert info.value.cause.plugin == "noop2"
+    assert _sequence(fake)[-2:] == [("DEL", "noop2"), ("DEL", "noop")]
+    assert not _cache_file(engine).exists()
+
+
+def test_failed_add_deletes_the_whole_list_in_reverse_and_caches_nothing(engine, fake):
+    fake.configure("noop", ADD={"result": _result("1.0.0")})
+    fake.configure("noop3", ADD={"error": {"code": 11, "msg": "try again", "details": "busy"}})
+    network = _net("noop", "noop2", "noop3")
+    with pytest.raises(OperationError) as info:
+        engine.add(network, _attachment())
+    assert _sequence(fake) == [("ADD", "noop"), ("ADD", "noop2"), ("ADD", "noop3"),
+                               ("DEL", "noop3"), ("DEL", "noop2"), ("DEL", "noop")]
+    # The rollback DEL carries what had been set up: the last successful result.
+    assert all(c["stdin"]["prevResult"] == _result("1.0.0") for c in fake.calls("DEL"))
+    assert all(c["env"]["CNI_CONTAINERID"] == "c1" for c in fake.calls("DEL"))
+    error = info.value
+    assert isinstance(error.cause, PluginError) and error.cleanup_errors == []
+    assert (error.cause.plugin, error.cause.verb, error.cause.code) == ("noop3", "ADD", 11)
+    assert str(error) == "ADD of network net failed and was rolled back: plugin noop3 failed (ADD) [code 11]: try again; busy"
+    assert error.to_dict()["error"]["code"] == 11
+    assert not _cache_file(engine).exists()
+
+
+def test_failed_first_plugin_rolls_back_without_prev_result(engine, fake):
+    fake.configure("noop", ADD={"error": {"code": 7, "msg": "bad"}})
+    with pytest.raises(OperationError):
+        engine.add(_net("noop", "noop2"), _attachment())
+    assert _sequence(fake) == [("ADD", "noop"), ("DEL", "noop2"), ("DEL", "noop")]
+    assert all("prevResult" not in c["stdin"] for c in fake.calls("DEL"))
+
+
+def test_rollback_errors_are_reported_beside_the_original(engine, fake):
+    fake.configure("noop2", ADD={"error": {"code": 7, "msg": "add broke"}},
+                   DEL={"error": {"code": 999, "msg": "del broke"}})
+    with pytest.raises(OperationError) as info:
+        engine.add(_net("noop", "noop2"), _attachment())
+    assert _sequence(fake)[-2:] == [("DEL", "noop2"), ("DEL", "noop")]  # rollback went on
+    assert str(info.value) == ("ADD of network net failed and was rolled back: plugin noop2 failed (ADD) [code 7]: "
+                               "add broke; rollback also failed: plugin noop2 failed (DEL) [code 999]: del broke")
+    assert [e["msg"] for e in info.value.to_dict()["rollback_errors"]] == \
+        ["plugin noop2 failed (DEL) [code 999]: del broke"]
+
+
+def test_missing_plugin_fails_the_add_and_the_others_are_rolled_back(engine, fake):
+    with pytest.raises(OperationError, match='failed to find plugin "absent"') as info:
+        engine.add(_net("noop", "absent", "noop2"), _attachment())
+    assert _sequence(fake) == [("ADD", "noop"), ("DEL", "noop2"), ("DEL", "noop")]
+    assert len(info.value.cleanup_errors) == 1
+
+
+def test_unwritable_cache_fails_the_add_and_rolls_back(engine, fake):
+    Path(engine.cache_dir).mkdir()
+    Path(engine.cache_dir, "results").write_text("a file where the results dir should be")
+    with pytest.raises(OperationError, match="cannot write the result cache"):
+        engine.add(_net("noop"), _attachment())
+    assert _sequence(fake) == [("ADD", "noop"), ("DEL", "noop")]
+
+
+def test_result_the_list_version_cannot_hold_fails_the_add(engine, fake):
+    fake.configure("noop", ADD={"result": {"cniVersion": "1.0.0", "interfaces": [{"name": "eth0"}]}})
+    with pytest.raises(OperationError, match="no valid IP addresses"):
+        engine.add(_net("noop", version="0.2.0"), _attachment())
+    assert _sequence(fake) == [("ADD", "noop"), ("DEL", "noop")]
+    assert not _cache_file(engine).exists()
+
+
+@pytest.mark.parametrize("network, attachment, field", [
+    ("../x", _attachment(), "network"),
+    ("net", _attachment(container_id="../../etc"), "container_id"),
+    ("net", _attachment(container_id=""), "container_id"),
+    ("net", _attachment(ifname="a" * 16), "ifname"),
+    ("net", _attachment(ifname="a/b"), "ifname"),
+])
+@pytest.mark.parametrize("verb", ["add", "delete", "check"])
+def test_bad_identifiers_are_refused_before_any_plugin_runs(engine, fake, network, attachment, field, verb):
+    with pytest.raises(ConfigError) as info:
+        getattr(engine, verb)(_net("noop", name=network, version="0.4.0"), attachment)
+    assert info.value.path == field
+    assert fake.calls() == []
+    assert not (Path(engine.cache_dir) / "results").exists()
+
+
+# -- DEL ----------------------------------------------------------------------------------------
+
+def test_delete_runs_in_reverse_with_the_cached_result_and_removes_the_cache(engine, fake):
+    fake.configure("noop", ADD={"result": _result("1.0.0")})
+    network = _net("noop", "noop2", "noop3", version="0.4.0")
+    attachment = _attachment(cni_args=[["K", "V"]])
+    engine.add(network, attachment)
+    fake.clear()
+    assert engine.delete(network, attachment) is True
+    assert _sequence(fake) == [("DEL", "noop3"), ("DEL", "noop2"), ("DEL", "noop")]
+    assert all(c["stdin"]["prevResult"] == _result("0.4.0") for c in fake.calls())
+    assert fake.calls()[0]["env"]["CNI_ARGS"] == "K=V"
+    assert not _cache_file(engine).exists()
+
+
+def test_delete_is_idempotent(engine, fake):
+    network = _net("noop", "noop2")
+    engine.add(network, _attachment())
+    assert engine.delete(network, _attachment()) is True
+    fake.clear()
+    assert engine.delete(network, _attachment()) is False
+    assert _sequence(fake) == [("DEL", "noop2"), ("DEL", "noop")]
+    assert all("prevResult" not in c["stdin"] for c in fake.calls())
+
+
+def test_delete_at_0_3_1_sends_no_prev_result(engine, fake):
+    fake.configure("noop", ADD={"result": _result("0.3.1")})
+    network = _net("noop", version="0.3.1")
+    engine.add(network, _attachment())
+    engine.delete(network, _attachment())
+    assert "prevResult" not in fake.calls("DEL")[0]["stdin"]
+
+
+@pytest.mark.parametrize("content", [b"", b"   ", b'{"kind":"cniCacheV1","contai', b"[]", b'{"kind":"other"}'])
+def test_delete_with_an_unusable_cache_still_runs_then_removes_it(engine, fake, content):
+    path = _cache_file(engine)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content)
+    assert engine.delete(_net("noop", "noop2"), _attachment()) is True
+    assert _sequence(fake) == [("DEL", "noop2"), ("DEL", "noop")]
+    assert all("prevResult" not in c["stdin"] for c in fake.calls())
+    assert not path.exists()
+
+
+def test_delete_with_a_legacy_cache_uses_its_result(engine, fake):
+    path = _cache_file(engine)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"cniVersion": "0.2.0", "ip4": {"ip": "10.250.0.5/24"}}))
+    assert engine.delete(_net("noop", version="1.0.0"), _attachment()) is True
+    assert fake.calls("DEL")[0]["stdin"]["prevResult"] == \
+        {"cniVersion": "1.0.0", "ips": [{"address": "10.250.0.5/24"}], "routes": []}
+    assert not path.exists()
+
+
+def test_delete_with_an_unconvertible_cached_result_runs_without_it(engine, fake):
+    _cache.write_entry(engine.cache_dir, _cache.CacheEntry("net", "c1", "eth0", config=b"{}",
+                                                           result={"cniVersion": "9.9.9"}))
+    assert engine.delete(_net("noop", version="1.0.0"), _attachment()) is True
+    assert "prevResult" not in fake.calls("DEL")[0]["stdin"]
+
+
+def test_failed_delete_asks_every_plugin_and_keeps_the_cache_for_a_retry(engine, fake):
+    network = _net("noop", "noop2", "noop3")
+    engine.add(network, _attachment())
+    fake.configure("noop3", DEL={"error": {"code": 999, "msg": "first"}})
+    fake.configure("noop2", DEL={"stdout": "", "stderr": "second", "exit": 2})
+    fake.clear()
+    with pytest.raises(DeleteError) as info:
+        engine.delete(network, _attachment())
+    assert _sequence(fake) == [("DEL", "noop3"), ("DEL", "noop2"), ("DEL", "noop")]
+    assert str(info.value) == ("DEL of network net failed (the cache entry is kept for a retry): "
+                               "plugin noop3 failed (DEL) [code 999]: first; "
+                               "other plugins also failed: plugin noop2 failed (DEL): second (exit status 2)")
+    assert [e["plugin"] for e in info.value.to_dict()["other_errors"]] == ["noop2"]
+    assert _cache_file(engine).exists()
+    fake.configure("noop3")
+    fake.configure("noop2")
+    fake.clear()
+    assert engine.delete(network, _attachment()) is True
+    assert all("prevResult" in c["stdin"] for c in fake.calls())  # the kept cache served the retry
+    assert not _cache_file(engine).exists()
+
+
+# -- CHECK --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("version", ["0.1.0", "0.2.0", "0.3.0", "0.3.1"])
+def test_check_before_0_4_0_is_not_available(engine, fake, version):
+    with pytest.raises(CheckNotAvailable) as info:
+        engine.check(_net("noop", version=version), _attachment())
+    assert str(info.value) == (f"CHECK is not available for network net at cniVersion {version} "
+                               "(it needs 0.4.0 or later)")
+    assert fake.calls() == []
+
+
+def test_check_honours_disable_check(engine, fake):
+    report = engine.check(_net("noop", version="1.0.0", disableCheck=True), _attachment())
+    assert report.ran is False and report.warnings == []
+    assert fake.calls() == []
+
+
+def test_check_without_a_cached_result_is_not_available(engine, fake):
+    with pytest.raises(CheckNotAvailable, match="nothing to CHECK: no cached result for c1/eth0 on network net"):
+        engine.check(_net("noop"), _attachment())
+    assert fake.calls() == []
+
+
+def test_check_runs_in_order_with_the_cached_result(engine, fake):
+    fake.configure("noop", ADD={"result": _result("1.0.0")})
+    network = _net("noop", "noop2", version="0.4.0")
+    engine.add(network, _attachment(cni_args=[["K", "V"]]))
+    fake.clear()
+    report = engine.check(network, _attachment(cni_args=[["K", "V"]]))
+    assert report.ran is True and report.warnings == []
+    assert _sequence(fake) == [("CHECK", "noop"), ("CHECK", "noop2")]
+    assert all(c["stdin"]["prevResult"] == _result("0.4.0") for c in fake.calls())
+    assert fake.calls()[0]["env"]["CNI_ARGS"] == "K=V"
+
+
+def test_check_stops_at_the_first_failure(engine, fake):
+    network = _net("noop", "noop2", "noop3")
+    engine.add(network, _attachment())
+    fake.configure("noop2", CHECK={"error": {"code": 999, "msg": "veth is gone"}})
+    fake.clear()
+    with pytest.raises(PluginError, match=r"plugin noop2 failed \(CHECK\) \[code 999\]: veth is gone"):
+        engine.check(network, _attachment())
+    assert _sequence(fake) == [("CHECK", "noop"), ("CHECK", "noop2")]
+
+
+def test_check_with_an_unusable_cache_says_so(engine, fake):
+    path = _cache_file(engine)
+    path.parent.mkdir(parents=True)
+    path.write_text("")
+    with pytest.raises(CNIError, match=f"unusable cache file {path}: the file is empty"):
+        engine.check(_net("noop"), _attachment())
+
+
+def test_known_portmap_check_defect_is_a_warning(engine, fake):
+    fake.install("portmap")
+    network = _net("portmap", "noop")
+    engine.add(network, _attachment())
+    fake.configure("portmap", CHECK={"error": {"code": 999, "msg": "could not check ipv6 dnat: chain CNI-DN-1 not found"}})
+    fake.clear()
+    report = engine.check(network, _attachment())
+    assert _sequence(fake) == [("CHECK", "portmap"), ("CHECK", "noop")]
+    assert report.ran is True
+    assert len(report.warnings) == 1
+    assert "ignored a CHECK failure of portmap: could not check ipv6 dnat" in report.warnings[0]
+    assert "containernetworking/plugins#819" in report.warnings[0]
+
+
+def test_other_portmap_check_failures_are_errors(engine, fake):
+    fake.install("portmap")
+    network = _net("portmap")
+    engine.add(network, _attachment())
+    fake.configure("portmap", CHECK={"error": {"code": 999, "msg": "could not check ipv4 dnat"}})
+    with pytest.raises(PluginError, match="could not check ipv4 dnat"):
+        engine.check(network, _attachment())
+
+
+def test_known_defect_text_from_another_plugin_is_an_error(engine, fake):
+    network = _net("noop")
+    engine.add(network, _attachment())
+    fake.configure("noop", CHECK={"error": {"code": 999, "msg": "could not check ipv6 dnat"}})
+    with pytest.raises(PluginError):
+        engine.check(network, _attachment())
+
+
+# -- GC -----------------------------------------------------------------------------------------
+
+def _add_three(engine, network):
+    for cid in ("c1", "c2", "c3"):
+        engine.add(network, _attachment(cid, netns=f"/var/run/netns/{cid}", cni_args=[["N", cid]]))
+
+
+def test_gc_deletes_stale_attachments_and_sends_gc_with_both_keys(engine, fake):
+    network = _net("noop", "noop2", version="1.1.0")
+    _add_three(engine, network)
+    engine.add(_net("noop", name="other", version="1.1.0"), _attachment("c9"))
+    fake.clear()
+    report = engine.gc(network, [("c1", "eth0")])
+    assert report == {"skipped": False, "errors": [], "deleted": [
+        {"container_id": "c2", "ifname": "eth0", "netns": "/var/run/netns/c2"},
+        {"container_id": "c3", "ifname": "eth0", "netns": "/var/run/netns/c3"}]}
+    assert _sequence(fake) == [("DEL", "noop2"), ("DEL", "noop"), ("DEL", "noop2"), ("DEL", "noop"),
+                               ("GC", "noop"), ("GC", "noop2")]
+    dels = fake.calls("DEL")
+    assert [(c["env"]["CNI_CONTAINERID"], c["env"]["CNI_NETNS"], c["env"]["CNI_ARGS"]) for c in dels[::2]] == \
+        [("c2", "/var/run/netns/c2", "N=c2"), ("c3", "/var/run/netns/c3", "N=c3")]
+    valid = [{"containerID": "c1", "ifname": "eth0"}]
+    for call in fake.calls("GC"):
+        assert call["stdin"]["cni.dev/valid-attachments"] == valid
+        assert call["stdin"]["cni.dev/attachments"] == valid
+        assert "prevResult" not in call["stdin"] and "runtimeConfig" not in call["stdin"]
+        assert call["env"] == {"CNI_COMMAND": "GC", "CNI_CONTAINERID": "", "CNI_NETNS": "", "CNI_IFNAME": "",
+                               "CNI_ARGS": "", "CNI_PATH": ":".join(engine.cni_path)}
+    assert _cache_file(engine, container_id="c1").exists()
+    assert not _cache_file(engine, container_id="c2").exists()
+    assert _cache_file(engine, network="other", container_id="c9").exists()
+
+
+def test_gc_with_nothing_valid_sends_an_empty_list(engine, fake):
+    network = _net("noop", version="1.1.0")
+    engine.gc(network, [])
+    assert fake.calls("GC")[0]["stdin"]["cni.dev/valid-attachments"] == []
+    assert fake.calls("GC")[0]["stdin"]["cni.dev/attachments"] == []
+
+
+def test_gc_before_1_1_0_only_deletes_stale_attachments(engine, fake):
+    network = _net("noop", version="1.0.0")
+    _add_three(engine, network)
+    fake.clear()
+    report = engine.gc(network, [("c1", "eth0"), ("c3", "eth0")])
+    assert [d["container_id"] for d in report["deleted"]] == ["c2"]
+    assert _sequence(fake) == [("DEL", "noop")]
+
+
+def test_gc_collects_every_error(engine, fake):
+    network = _net("noop", "noop2", version="1.1.0")
+    _add_three(engine, network)
+    fake.configure("noop2", DEL={"error": {"code": 999, "msg": "del failed"}})
+    fake.configure("noop", GC={"error": {"code": 999, "msg": "gc failed"}})
+    fake.clear()
+    report = engine.gc(network, [])
+    assert report["deleted"] == []
+    assert [e["msg"].split(": ", 1)[0] for e in report["errors"]] == ["DEL of network net failed (the cache entry is kept for a retry)"] * 3 + ["plugin noop failed (GC) [code 999]"]
+    assert ("GC", "noop2") in _sequence(fake)  # the failed GC of noop did not stop noop2's
+    assert _cache_file(engine, container_id="c2").exists()
+
+
+def test_gc_honours_disable_gc(engine, fake):
+    network = _net("noop", version="1.1.0", disableGC=True)
+    engine.add(network, _attachment())
+    fake.clear()
+    assert engine.gc(network, []) == {"deleted": [], "errors": [], "skipped": True}
+    assert fake.calls() == []
+    assert _cache_file(engine).exists()
+
+
+def test_gc_waits_for_an_add_of_the_same_network_in_flight(engine, fake, tmp_path):
+    go = tmp_path / "go"
+    fake.configure("noop", ADD={"wait_for": str(go)})
+    network = _net("noop", version="1.1.0")
+    outcome = {}
+    add = threading.Thread(target=lambda: outcome.setdefault("add", engine.add(network, _attachment())))
+    add.start()
+    _wait_for(lambda: fake.calls("ADD"))
+    gc = threading.Thread(target=lambda: outcome.setdefault("gc", engine.gc(network, [])))
+    gc.start()
+    gc.join(0.5)
+    # While the ADD is in flight GC must not have looked at the cache nor called any plugin.
+    assert gc.is_alive() and _sequence(fake) == [("ADD", "noop")]
+    go.touch()
+    add.join(10)
+    gc.join(10)
+    # GC ran after the ADD finished: it saw the new attachment as stale and deleted it.
+    assert _sequence(fake) == [("ADD", "noop"), ("DEL", "noop"), ("GC", "noop")]
+    assert [d["container_id"] for d in outcome["gc"]["deleted"]] == ["c1"]
+
+
+def _wait_for(condition, seconds=10):
+    event = threading.Event()
+    for _ in range(int(seconds / 0.01)):
+        if condition():
+            return
+        event.wait(0.01)
+    raise AssertionError("condition not met")
+
+
+# -- concurrency of attachments -----------------------------------------------------------------
+
+def test_attachments_of_different_containers_run_in_parallel(engine, fake, tmp_path):
+    go = tmp_path / "go"
+    fake.configure("noop", ADD={"wait_for": str(go)})
+    fake.configure("noop2", ADD={"result": _result("1.0.0")})
+    slow, quick = _net("noop"), _net("noop2")
+    thread = threading.Thread(target=engine.add, args=(slow, _attachment("c1")))
+    thread.start()
+    _wait_for(lambda: fake.calls("ADD"))
+    engine.add(quick, _attachment("c2"))  # completes while c1's ADD is held up
+    assert _sequence(fake) == [("ADD", "noop"), ("ADD", "noop2")]
+    go.touch()
+    thread.join(10)
+    assert _cache_file(engine, container_id="c1").exists()
+
+
+def test_operations_on_one_attachment_are_serialised(engine, fake, tmp_path):
+    go = tmp_path / "go"
+    fake.configure("noop", ADD={"wait_for": str(go)})
+    network = _net("noop")
+    add = threading.Thread(target=engine.add, args=(network, _attachment()))
+    add.start()
+    _wait_for(lambda: fake.calls("ADD"))
+    delete = threading.Thread(target=engine.delete, args=(network, _attachment()))
+    delete.start()
+    delete.join(0.5)
+    assert delete.is_alive() and _sequence(fake) == [("ADD", "noop")]
+    go.touch()
+    add.join(10)
+    delete.join(10)
+    assert _sequence(fake) == [("ADD", "noop"), ("DEL", "noop")]
+    assert not _cache_file(engine).exists()
+
+
+# -- STATUS -------------------------------------------------------------------------------------
+
+def test_status_reports_ready_and_codes_50_and_51(engine, fake):
+    fake.install("noop4")
+    fake.configure("noop2", STATUS={"error": {"code": 50, "msg": "no IPs left"}})
+    fake.configure("noop3", STATUS={"error": {"code": 51, "msg": "uplink down"}})
+    fake.configure("noop4", STATUS={"error": {"code": 4, "msg": "unknown CNI_COMMAND: STATUS"}})
+    statuses = engine.status(_net("noop", "noop2", "noop3", "noop4", version="1.1.0"))
+    assert statuses == [
+        {"plugin": "noop", "ready": True, "state": "ready", "code": None, "msg": ""},
+        {"plugin": "noop2", "ready": False, "state": "not ready", "code": 50, "msg": "no IPs left"},
+        {"plugin": "noop3", "ready": False, "state": "degraded", "code": 51, "msg": "uplink down"},
+        {"plugin": "noop4", "ready": False, "state": "error", "code": 4, "msg": "unknown CNI_COMMAND: STATUS"},
+    ]
+    call = fake.calls("STATUS")[0]
+    assert call["env"]["CNI_PATH"] == ":".join(engine.cni_path) and call["env"]["CNI_CONTAINERID"] == ""
+    assert call["stdin"] == {"type": "noop", "name": "net", "cniVersion": "1.1.0"}
+
+
+def test_status_before_1_1_0_runs_nothing(engine, fake):
+    assert engine.status(_net("noop", version="1.0.0")) == []
+    assert fake.calls() == []
+
+
+# -- timeouts through the engine ----------------------------------------------------------------
+
+def test_hung_plugin_times_out_and_the_add_is_rolled_back(tmp_path, fake):
+    engine = Engine([fake.directory], str(tmp_path / "cache"), timeout=0.5)
+    fake.configure("noop2", ADD={"sleep": 60})
+    with pytest.raises(OperationError, match=r"plugin noop2 failed \(ADD\): timed out after 0.5s and was killed"):
+        engine.add(_net("noop", "noop2"), _attachment())
+    assert _sequence(fake) == [("ADD", "noop"), ("ADD", "noop2"), ("DEL", "noop2"), ("DEL", "noop")]
+    assert not _cache_file(engine).exists()
+    assert os.listdir(Path(engine.cache_dir) / _cache.LOCKS_SUBDIR)  # locks are where the docs say
