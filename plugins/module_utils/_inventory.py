@@ -103,16 +103,17 @@ def gc_plan(engine: Engine, network: NetworkList, valid: list | None) -> list:
 
 def collect(engine: Engine, network: NetworkList, valid: list | None) -> dict:
     """Run GC on ``network``: DEL what :func:`gc_plan` names (judged under the GC lock), then
-    GC to 1.1.0 plugins. Returns ``collected`` and ``errors`` lists and ``skipped``; an error
-    that stops this network (a plugin not found) is one of the errors, so others can go on."""
+    GC to 1.1.0 plugins (nothing with ``disableGC``). Returns the ``collected`` and ``errors``
+    lists; an error that stops this network (a plugin not found) is one of the errors, so that
+    the caller can go on with other networks."""
     keep = netns_is_live if valid is None else None
     try:
         report = engine.gc(network, valid or [], keep=keep)
     except CNIError as exc:
-        report = {"deleted": [], "errors": [exc.to_dict()], "skipped": False}
+        report = {"deleted": [], "errors": [exc.to_dict()]}
     collected = [dict(item, network=network.name) for item in report["deleted"]]
     errors = [dict(error, network=network.name) for error in report["errors"]]
-    return {"collected": collected, "errors": errors, "skipped": report["skipped"]}
+    return {"collected": collected, "errors": errors}
 
 
 # -- facts ----------------------------------------------------------------------------------------

@@ -103,8 +103,10 @@ errors:
   returned: always
   type: list
   elements: dict
-skipped:
-  description: Names of the networks skipped because they set C(disableGC).
+skipped_networks:
+  description:
+    - Names of the networks skipped because they set C(disableGC).
+    - Not called C(skipped), which Ansible would take for the task's own skipped status.
   returned: always
   type: list
   elements: str
@@ -131,7 +133,7 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
     engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
-    result = {"changed": False, "collected": [], "errors": [], "skipped": []}
+    result = {"changed": False, "collected": [], "errors": [], "skipped_networks": []}
     try:
         valid = None
         if params["valid_attachments"] is not None:
@@ -141,7 +143,7 @@ def main():
             module.warn(f"not collected, the file cannot be loaded: {problem.path}: {problem.reason}")
         for network in networks:
             if network.disable_gc:
-                result["skipped"].append(network.name)
+                result["skipped_networks"].append(network.name)
             elif module.check_mode:
                 result["collected"].extend(_inventory.gc_plan(engine, network, valid))
             else:

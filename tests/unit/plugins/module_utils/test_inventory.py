@@ -165,7 +165,7 @@ def test_gc_default_collects_only_attachments_whose_namespace_is_gone(host):
 
     report = _inventory.collect(host.engine, networks[0], None)
 
-    assert report == {"collected": plan, "errors": [], "skipped": False}
+    assert report == {"collected": plan, "errors": []}
     assert not stale.exists() and other_network.exists()
     gc_calls = host.calls("GC")
     assert len(gc_calls) == 1
@@ -198,7 +198,7 @@ def test_gc_skips_a_network_with_disable_gc(host):
     network = _inventory.gc_networks(str(host.conf), "net1")[0][0]
 
     assert _inventory.gc_plan(host.engine, network, None) == []
-    assert _inventory.collect(host.engine, network, None) == {"collected": [], "errors": [], "skipped": True}
+    assert _inventory.collect(host.engine, network, None) == {"collected": [], "errors": []}
     assert entry.exists()
     assert host.calls("DEL") == [] and host.calls("GC") == []
 
