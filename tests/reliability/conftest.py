@@ -1,0 +1,181 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Shared pieces of the reliability suite: counts (CI-sized by default, the documented full
+counts with CNIKIT_RELIABILITY_FULL=1), a host fixture that hands out prefixed namespaces,
+bridges and private directories and always cleans up, and a snapshot of everything an
+attachment can leave behind (veths, host-local reservations, iptables rules, cache files)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+UTILS = Path(__file__).resolve().parents[1] / "utils"
+sys.path.insert(0, str(UTILS))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import hostclean  # noqa: E402  pylint: disable=wrong-import-position
+
+from ansible_collections.cnikit.cni.plugins.module_utils import _cache  # noqa: E402
+from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list  # noqa: E402
+
+PREFIX = "cnit-r-"
+REAL_PLUGINS = "/usr/lib/cni"
+FULL = os.environ.get("CNIKIT_RELIABILITY_FULL") == "1"
+
+
+def count(default: int, full: int) -> int:
+    """The number of repetitions: CI-sized by default, the documented count in full runs."""
+    return full if FULL else default
+
+
+def run(*argv: str, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, capture_output=True, text=True, check=check)
+
+
+def netns_names() -> list:
+    return [line.split()[0] for line in run("ip", "netns", "list").stdout.splitlines() if line.strip()]
+
+
+def link_names(netns: str | None = None) -> list:
+    argv = ["ip", "-j", "link", "show"] if netns is None else ["ip", "-n", netns, "-j", "link", "show"]
+    return [link["ifname"] for link in json.loads(run(*argv).stdout or "[]")]
+
+
+def nat_rules() -> str:
+    return run("iptables", "-t", "nat", "-S").stdout
+
+
+def portmap_chain_hash(network: str, container_id: str) -> str:
+    """portmap's per-container chain name is a prefix of this (libcni utils.FormatChainName)."""
+    return "CNI-DN-" + hashlib.sha512((network + container_id).encode()).hexdigest()
+
+
+def needs_host():
+    if os.geteuid() != 0:
+        pytest.skip("needs root: creates namespaces, links and iptables rules")
+    if not os.path.exists(os.path.join(REAL_PLUGINS, "bridge")):
+        pytest.skip(f"needs the real plugins in {REAL_PLUGINS}")
+
+
+class Host:
+    """Prefixed host resources for one test, all removed by the fixture's finalizer."""
+
+    def __init__(self, tmp_path: Path, index: int):
+        self.index = index
+        self.root = tmp_path
+        self.conf_dir = str(tmp_path / "net.d")
+        self.cache_dir = str(tmp_path / "cache")
+        self.data_dir = str(tmp_path / "ipam")
+        self.fake_dir = str(tmp_path / "fakebin")
+        self.bridge = f"{PREFIX}br{index}"
+        self.namespaces = []
+        os.makedirs(self.conf_dir)
+
+    @property
+    def cni_path(self) -> list:
+        return [self.fake_dir, REAL_PLUGINS]
+
+    def netns(self, name: str) -> str:
+        """Create ``cnit-r-<name>`` and return its path."""
+        full = f"{PREFIX}{name}"
+        run("ip", "netns", "add", full)
+        self.namespaces.append(full)
+        return f"/var/run/netns/{full}"
+
+    def conflist(self, name: str, plugins: list, subnet: str = "10.247.0.0/24", version: str = "1.0.0",
+                 ipam_extra: dict | None = None) -> dict:
+        """A bridge + host-local network (private dataDir) followed by ``plugins``."""
+        bridge = {"type": "bridge", "bridge": self.bridge, "isGateway": True, "ipMasq": False,
+                  "ipam": {"type": "host-local", "subnet": subnet, "dataDir": self.data_dir, **(ipam_extra or {})}}
+        return {"cniVersion": version, "name": name, "plugins": [bridge] + plugins}
+
+    def write_conflist(self, conf: dict) -> str:
+        path = os.path.join(self.conf_dir, f"50-{conf['name']}.conflist")
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(conf, handle)
+        return path
+
+    def reservations(self, network: str) -> dict:
+        """host-local's reservations in our dataDir: address -> owning container ID."""
+        found = {}
+        ipam_dir = os.path.join(self.data_dir, network)
+        for name in os.listdir(ipam_dir) if os.path.isdir(ipam_dir) else []:
+            if name != "lock" and not name.startswith("last_reserved_ip"):
+                found[name] = Path(ipam_dir, name).read_text().split("\n")[0].strip()
+        return found
+
+    def state(self, network: str, container_ids: list) -> dict:
+        """Everything attachments of ``network`` by ``container_ids`` can leave on the host."""
+        veths = [link["ifname"] for link in json.loads(run("ip", "-j", "link", "show").stdout or "[]")
+                 if link.get("master") == self.bridge]
+        reservations = {ip: owner for ip, owner in self.reservations(network).items() if owner in container_ids}
+        rules = nat_rules()
+        chains = [line.split()[1] for line in rules.splitlines() if line.startswith("-N CNI-DN-")]
+        nat = [line for line in rules.splitlines() if any(cid in line for cid in container_ids)]
+        nat += [c for c in chains for cid in container_ids if portmap_chain_hash(network, cid).startswith(c)]
+        results = os.path.join(self.cache_dir, _cache.RESULTS_SUBDIR)
+        pending = os.path.join(self.cache_dir, _cache.PENDING_SUBDIR)
+        return {
+            "veths": veths,
+            "reservations": reservations,
+            "nat": nat,
+            "cache": sorted(n for n in os.listdir(results) if n.startswith(network + "-")) if os.path.isdir(results) else [],
+            "pending": sorted(os.listdir(pending)) if os.path.isdir(pending) else [],
+        }
+
+    def assert_clean(self, network: str, container_ids: list, namespaces: list = ()) -> None:
+        """Nothing of these attachments is left: no veth, reservation, rule, cache file or marker,
+        and no interface but lo in their namespaces."""
+        state = self.state(network, container_ids)
+        leftovers = {key: value for key, value in state.items() if value}
+        assert not leftovers, f"leaked: {leftovers}"
+        for netns in namespaces:
+            assert link_names(os.path.basename(netns)) == ["lo"], f"{netns} still has {link_names(os.path.basename(netns))}"
+
+
+def addresses_in(netns: str, ifname: str = "eth0") -> list:
+    out = run("ip", "-n", os.path.basename(netns), "-j", "addr", "show", "dev", ifname, check=False).stdout
+    return [f"{a['local']}/{a['prefixlen']}" for link in json.loads(out or "[]") for a in link.get("addr_info", [])
+            if a.get("family") == "inet"]
+
+
+def valid_cache_files(cache_dir: str) -> list:
+    """Parse every cache entry; return them (a CacheError fails the caller)."""
+    directory = os.path.join(cache_dir, _cache.RESULTS_SUBDIR)
+    entries = []
+    for name in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
+        path = os.path.join(directory, name)
+        assert not name.startswith("."), f"temporary file left in the cache: {path}"
+        with open(path, "rb") as handle:
+            entries.append(_cache._parse(path, handle.read()))  # pylint: disable=protected-access
+        parse_network_list(entries[-1].config)
+    return entries
+
+
+_COUNTER = [0]
+
+
+@pytest.fixture
+def host(tmp_path, request):
+    """A Host whose namespaces, links, portmap chains and ip_forward are restored afterwards,
+    and which checks that nothing prefixed survived the clean-up."""
+    needs_host()
+    _COUNTER[0] += 1
+    forward = Path("/proc/sys/net/ipv4/ip_forward").read_text().strip()
+    item = Host(tmp_path, _COUNTER[0])
+
+    def finish():
+        hostclean.clean(PREFIX, ip_forward=forward)
+        left = [n for n in netns_names() if n.startswith(PREFIX)] + [n for n in link_names() if n.startswith(PREFIX)]
+        assert not left, f"clean-up left {left}"
+
+    request.addfinalizer(finish)
+    return item
