@@ -1,0 +1,178 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The engine against Debian's plugin binaries: bridge + host-local alone and chained with
+tuning, portmap and bandwidth, at each cniVersion they support; rollback of a chain whose third
+plugin fails; traffic between two namespaces on the bridge."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PLUGIN_DIR = "/usr/lib/cni"
+if os.geteuid() != 0 or not os.access(os.path.join(PLUGIN_DIR, "bridge"), os.X_OK):
+    pytest.skip("needs root and the plugin binaries in /usr/lib/cni", allow_module_level=True)
+
+# pylint: disable=wrong-import-position
+from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
+from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, CheckNotAvailable, Engine
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError, OperationError
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "utils"))
+from fakeplugin import FakePlugins  # noqa: E402
+
+HOST_PORT = 18431
+
+
+def run(*argv: str, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, capture_output=True, text=True, check=check)
+
+
+def ip_json(*argv: str) -> list:
+    """``ip -j ...`` parsed; an empty list when the object does not exist."""
+    completed = run("ip", "-j", *argv, check=False)
+    return json.loads(completed.stdout) if completed.returncode == 0 and completed.stdout.strip() else []
+
+
+def _conflist(name, version, bridge, subnet, data_dir, chained):
+    plugins = [{"type": "bridge", "bridge": bridge, "isGateway": False, "ipMasq": False,
+                "ipam": {"type": "host-local", "subnet": subnet, "dataDir": data_dir}}]
+    if chained:
+        plugins += [
+            {"type": "tuning", "mtu": 1300, "promisc": True},
+            {"type": "portmap", "capabilities": {"portMappings": True}, "snat": False},
+            # Ingress shaping only: egress would add an ifb device outside our name prefix.
+            {"type": "bandwidth", "ingressRate": 8000000, "ingressBurst": 1000000},
+        ]
+    return parse_network_list({"cniVersion": version, "name": name, "plugins": plugins})
+
+
+@pytest.fixture
+def setup(tmp_path, bridge_name, subnet):
+    engine = Engine([PLUGIN_DIR], str(tmp_path / "cache"), timeout=30)
+    yield engine, str(tmp_path / "ipam"), bridge_name, subnet
+    # A test that failed half-way: DEL what is still cached, so that portmap's per-container
+    # rules go too (the namespaces and links go with host_guard).
+    entries, _problems = engine.cached_attachments()
+    for entry in entries:
+        try:
+            engine.delete(engine.cached_network(entry), Attachment.from_cache(entry))
+        except CNIError:
+            pass
+
+
+def _addresses(netns: str, ifname: str = "eth0") -> list:
+    links = ip_json("-n", os.path.basename(netns), "addr", "show", "dev", ifname)
+    return [f"{a['local']}/{a['prefixlen']}" for link in links for a in link["addr_info"] if a["family"] == "inet"]
+
+
+def _reservations(data_dir: str, network: str) -> list:
+    directory = Path(data_dir) / network
+    if not directory.exists():
+        return []
+    return sorted(p.name for p in directory.iterdir() if _is_ip(p.name))
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _result_address(result: dict) -> str:
+    return result["ip4"]["ip"] if "ip4" in result else result["ips"][0]["address"]
+
+
+def _port_mapped() -> bool:
+    return f"--dport {HOST_PORT}" in run("iptables", "-t", "nat", "-S").stdout
+
+
+def _cache_file(engine, network, attachment) -> Path:
+    return Path(engine.cache_dir) / "results" / f"{network}-{attachment.container_id}-{attachment.ifname}"
+
+
+CASES = [("0.2.0", False)] + [(v, chained) for v in ("0.3.1", "0.4.0", "1.0.0") for chained in (False, True)]
+
+
+@pytest.mark.parametrize("version, chained", CASES, ids=[f"{v}-{'chain' if c else 'bridge'}" for v, c in CASES])
+def test_add_check_del_del(setup, make_netns, version, chained):
+    engine, data_dir, bridge, subnet = setup
+    netns = make_netns()
+    network = _conflist("cnit-e-net", version, bridge, subnet, data_dir, chained)
+    caps = {"portMappings": [{"hostPort": HOST_PORT, "containerPort": 80, "protocol": "tcp"}]} if chained else {}
+    attachment = Attachment("cnit-e-c1", netns, "eth0", capability_args=caps)
+
+    result = engine.add(network, attachment)
+    assert result["cniVersion"] == version
+    address = _result_address(result)
+    assert ipaddress.ip_interface(address).network == ipaddress.ip_network(subnet)
+    assert _addresses(netns) == [address]
+    assert _reservations(data_dir, "cnit-e-net") == [address.split("/")[0]]
+    assert _cache_file(engine, "cnit-e-net", attachment).exists()
+    if chained:
+        (link,) = ip_json("-n", os.path.basename(netns), "link", "show", "dev", "eth0")
+        assert link["mtu"] == 1300 and "PROMISC" in link["flags"]
+        assert _port_mapped()
+
+    if version in ("0.2.0", "0.3.1"):
+        with pytest.raises(CheckNotAvailable):
+            engine.check(network, attachment)
+    else:
+        report = engine.check(network, attachment)
+        assert report.ran is True
+        # portmap 1.1.x fails its CHECK on IPv6 rules it never made: a known defect, a warning.
+        assert len(report.warnings) == (1 if chained else 0)
+        assert all("containernetworking/plugins#819" in w for w in report.warnings)
+
+    assert engine.delete(network, attachment) is True
+    assert ip_json("-n", os.path.basename(netns), "link", "show", "dev", "eth0") == []
+    assert _reservations(data_dir, "cnit-e-net") == []
+    assert not _cache_file(engine, "cnit-e-net", attachment).exists()
+    assert not _port_mapped()
+
+    assert engine.delete(network, attachment) is False  # again: idempotent
+
+
+def test_chain_whose_third_plugin_fails_leaves_nothing_behind(setup, make_netns, tmp_path):
+    engine, data_dir, bridge, subnet = setup
+    fake = FakePlugins(tmp_path / "fake")
+    fake.install("cnit-e-fail", ADD={"error": {"code": 999, "msg": "refusing on purpose"}})
+    engine = Engine([PLUGIN_DIR, fake.directory], engine.cache_dir, timeout=30)
+    netns = make_netns()
+    raw = _conflist("cnit-e-net", "1.0.0", bridge, subnet, data_dir, chained=False).raw
+    raw["plugins"] += [{"type": "tuning", "mtu": 1300}, {"type": "cnit-e-fail"}, {"type": "bandwidth"}]
+    network = parse_network_list(raw)
+    attachment = Attachment("cnit-e-c1", netns, "eth0")
+
+    with pytest.raises(OperationError, match="refusing on purpose") as info:
+        engine.add(network, attachment)
+    assert info.value.cleanup_errors == []
+    assert [c["verb"] for c in fake.calls()] == ["ADD", "DEL"]
+    # No veth on either side, no address reservation, no cache file.
+    assert [link["ifname"] for link in ip_json("-n", os.path.basename(netns), "link", "show")] == ["lo"]
+    assert ip_json("link", "show", "master", bridge) == []
+    assert _reservations(data_dir, "cnit-e-net") == []
+    assert not _cache_file(engine, "cnit-e-net", attachment).exists()
+
+
+def test_two_namespaces_on_the_bridge_reach_each_other(setup, make_netns):
+    engine, data_dir, bridge, subnet = setup
+    network = _conflist("cnit-e-net", "1.0.0", bridge, subnet, data_dir, chained=False)
+    first = Attachment("cnit-e-c1", make_netns(), "eth0")
+    second = Attachment("cnit-e-c2", make_netns(), "eth0")
+    engine.add(network, first)
+    peer = _result_address(engine.add(network, second)).split("/")[0]
+    ping = run("ip", "netns", "exec", os.path.basename(first.netns), "ping", "-c", "1", "-W", "5", peer, check=False)
+    assert ping.returncode == 0, ping.stdout + ping.stderr
+    for attachment in (first, second):
+        assert engine.delete(network, attachment) is True
+    assert _reservations(data_dir, "cnit-e-net") == []
