@@ -590,3 +590,50 @@ def test_hung_plugin_times_out_and_the_add_is_rolled_back(tmp_path, fake):
     assert _sequence(fake) == [("ADD", "noop"), ("ADD", "noop2"), ("DEL", "noop2"), ("DEL", "noop")]
     assert not _cache_file(engine).exists()
     assert os.listdir(Path(engine.cache_dir) / _cache.LOCKS_SUBDIR)  # locks are where the docs say
+
+
+# -- interrupted ADDs (intent marker) -----------------------------------------------------------
+
+def test_add_first_deletes_what_an_interrupted_add_left(engine, fake):
+    network = _net("noop", "noop2")
+    _cache.mark_pending(engine.cache_dir, "net", "c1", "eth0")  # as if a run died mid-ADD
+    assert engine.interrupted("net", _attachment()) is True
+    engine.add(network, _attachment())
+    assert _sequence(fake) == [("DEL", "noop2"), ("DEL", "noop"), ("ADD", "noop"), ("ADD", "noop2")]
+    assert all("prevResult" not in c["stdin"] for c in fake.calls("DEL"))
+    assert engine.interrupted("net", _attachment()) is False
+
+
+def test_add_refuses_to_start_while_an_interrupted_add_cannot_be_cleaned_up(engine, fake):
+    fake.configure("noop", DEL={"error": {"code": 999, "msg": "stuck"}})
+    _cache.mark_pending(engine.cache_dir, "net", "c1", "eth0")
+    with pytest.raises(OperationError, match="cannot clean up an interrupted ADD of network net: plugin noop failed"):
+        engine.add(_net("noop"), _attachment())
+    assert fake.calls("ADD") == []
+    assert engine.interrupted("net", _attachment()) is True
+
+
+def test_rollback_that_fails_leaves_the_marker_for_the_next_run(engine, fake):
+    fake.configure("noop", ADD={"error": {"code": 7, "msg": "add broke"}}, DEL={"error": {"code": 999, "msg": "del broke"}})
+    with pytest.raises(OperationError):
+        engine.add(_net("noop"), _attachment())
+    assert engine.interrupted("net", _attachment()) is True
+    fake.configure("noop", ADD={"error": {"code": 7, "msg": "add broke"}})
+    with pytest.raises(OperationError):
+        engine.add(_net("noop"), _attachment())
+    assert engine.interrupted("net", _attachment()) is False
+
+
+def test_successful_delete_clears_the_marker(engine, fake):
+    _cache.mark_pending(engine.cache_dir, "net", "c1", "eth0")
+    engine.delete(_net("noop"), _attachment())
+    assert engine.interrupted("net", _attachment()) is False
+
+
+def test_known_tuning_check_defect_is_a_warning(engine, fake):
+    fake.install("tuning")
+    network = _net("tuning")
+    engine.add(network, _attachment())
+    fake.configure("tuning", CHECK={"error": {"code": 999, "msg": 'sysctl "net/ipv4/conf/IFNAME/rp_filter" not found'}})
+    report = engine.check(network, _attachment())
+    assert len(report.warnings) == 1 and "containernetworking/plugins#885" in report.warnings[0]
