@@ -1,0 +1,164 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What the benchmark cases share: statistics, the host objects they create (all named
+``cnit-b-*``) and their clean-up, running playbooks with per-task timings, and an HTTP server
+that counts the bytes it serves."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+INPLACE = os.path.join(REPO, ".build", "inplace")
+PYTHON = os.path.join(REPO, ".venv", "bin", "python")
+CNI_PATH = ["/usr/lib/cni"]
+PREFIX = "cnit-b-"
+WORK = "/tmp/cnit-b-work"
+
+sys.path[:0] = [INPLACE, os.path.join(REPO, "tests", "utils")]
+
+import hostclean  # noqa: E402  pylint: disable=wrong-import-position
+import release_server  # noqa: E402  pylint: disable=wrong-import-position
+
+
+# -- statistics --------------------------------------------------------------------------------
+
+def summary(samples: list) -> dict:
+    return {"n": len(samples), "median": statistics.median(samples), "min": min(samples), "max": max(samples)}
+
+
+def paired_ratios(numerators: list, denominators: list) -> dict:
+    """Ratios of samples taken side by side (same round), summarised."""
+    return summary([a / b for a, b in zip(numerators, denominators)])
+
+
+# -- host objects ------------------------------------------------------------------------------
+
+def conflist(name: str, bridge: str, subnet: str, data_dir: str) -> dict:
+    """bridge + host-local + tuning, the list every attach case uses. No masquerade: nothing
+    created here routes traffic off the host."""
+    return {
+        "cniVersion": "1.0.0",
+        "name": name,
+        "plugins": [
+            {"type": "bridge", "bridge": bridge, "isGateway": True,
+             "ipam": {"type": "host-local", "ranges": [[{"subnet": subnet}]], "dataDir": data_dir}},
+            {"type": "tuning", "sysctl": {"net.core.somaxconn": "512"}},
+        ],
+    }
+
+
+def run(*argv: str) -> str:
+    return subprocess.run(argv, check=True, capture_output=True, text=True).stdout
+
+
+def add_namespaces(names: list) -> None:
+    for name in names:
+        if not os.path.exists(f"/var/run/netns/{name}"):
+            run("ip", "netns", "add", name)
+
+
+def read_ip_forward() -> str:
+    with open("/proc/sys/net/ipv4/ip_forward", encoding="ascii") as handle:
+        return handle.read().strip()
+
+
+@contextlib.contextmanager
+def host_guard():
+    """Clean ``cnit-b-*`` namespaces, links, portmap chains and work dirs before and after,
+    even on failure, and put ``net.ipv4.ip_forward`` back as it was."""
+    ip_forward = read_ip_forward()
+    clean_all(ip_forward)
+    os.makedirs(WORK)
+    try:
+        yield
+    finally:
+        clean_all(ip_forward)
+
+
+def clean_all(ip_forward: str) -> None:
+    hostclean.clean(PREFIX, ip_forward=ip_forward)
+    for entry in os.listdir("/tmp"):
+        if entry.startswith(PREFIX):
+            shutil.rmtree(os.path.join("/tmp", entry), ignore_errors=True)
+
+
+# -- playbooks ---------------------------------------------------------------------------------
+
+def ansible_env(timings_path: str) -> dict:
+    env = dict(os.environ)
+    env.update(
+        ANSIBLE_COLLECTIONS_PATH=INPLACE,
+        ANSIBLE_CALLBACK_PLUGINS=os.path.join(REPO, "benchmarks", "callback_plugins"),
+        ANSIBLE_CALLBACKS_ENABLED="cnit_bench_timer",
+        ANSIBLE_NOCOLOR="1",
+        ANSIBLE_RETRY_FILES_ENABLED="0",
+        ANSIBLE_LOCAL_TEMP=os.path.join(WORK, "ansible-local"),
+        ANSIBLE_REMOTE_TEMP=os.path.join(WORK, "ansible-remote"),
+        CNIT_BENCH_TIMINGS=timings_path,
+    )
+    env["PATH"] = os.path.dirname(PYTHON) + os.pathsep + env.get("PATH", "")
+    return env
+
+
+def run_playbook(name: str, plays: list) -> tuple:
+    """Run plays on localhost with the venv's Python; return (task timings, wall seconds).
+    The playbook is JSON, which is YAML; its output goes to ``<WORK>/<name>.log``."""
+    playbook = os.path.join(WORK, f"{name}.yml")
+    timings = os.path.join(WORK, f"{name}.timings.json")
+    with open(playbook, "w", encoding="utf-8") as out:
+        json.dump(plays, out, indent=1)
+    started = time.perf_counter()
+    with open(os.path.join(WORK, f"{name}.log"), "w", encoding="utf-8") as log:
+        status = subprocess.run(
+            [os.path.join(os.path.dirname(PYTHON), "ansible-playbook"), "-i", "localhost,", "-c", "local",
+             "-e", f"ansible_python_interpreter={PYTHON}", playbook],
+            env=ansible_env(timings), stdout=log, stderr=subprocess.STDOUT, check=False).returncode
+    wall = time.perf_counter() - started
+    with open(timings, encoding="utf-8") as handle:
+        tasks = {task["name"]: task for task in json.load(handle)}
+    failed = [t for t in tasks.values() if t.get("failed")]
+    if status != 0 or failed:
+        detail = failed[0]["msg"] if failed else f"exit status {status}"
+        raise RuntimeError(f"playbook {name} failed (see {WORK}/{name}.log): {detail}")
+    return tasks, wall
+
+
+def play(tasks: list, module_defaults: dict | None = None) -> dict:
+    return {"name": "cnikit.cni benchmark", "hosts": "localhost", "gather_facts": False,
+            "module_defaults": module_defaults or {}, "tasks": tasks}
+
+
+# -- a release server that counts what it serves -------------------------------------------------
+
+class _CountingHandler(release_server._QuietHandler):  # pylint: disable=protected-access
+    """Logs every request with the bytes of its response body."""
+
+    def __init__(self, *args, requests: list, **kwargs):
+        self._requests = requests
+        super().__init__(*args, **kwargs)
+
+    def copyfile(self, source, outputfile):
+        data = source.read()
+        outputfile.write(data)
+        self._requests.append({"time": time.time(), "path": self.path, "bytes": len(data)})
+
+
+def start_counting_server(root: str) -> tuple:
+    """Serve ``root`` on 127.0.0.1; return (server, base URL, list of served requests)."""
+    requests = []
+    handler = functools.partial(_CountingHandler, directory=root, requests=requests)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}", requests

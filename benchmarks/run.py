@@ -1,0 +1,390 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The cnikit.cni benchmarks: what users feel, against the plugins' own run time and against
+what they would do instead. Needs root and Debian's containernetworking-plugins.
+
+Each case measures its sides interleaved in one run (A, B, A, B, ...), so that load from
+other users of the machine hits both alike; it reports medians with min and max, and ratios
+of samples taken side by side. Writes docs/performance.md and benchmarks/results/<time>.json.
+
+Usage: scripts/benchmark.sh [--quick] [--case NAME ...]   (or .venv/bin/python benchmarks/run.py)"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import time
+
+import harness
+import report
+from harness import CNI_PATH, PYTHON, REPO, WORK, add_namespaces, conflist, paired_ratios, summary
+
+FULL = {
+    "engine_cycles": 150,
+    "batch_size": 50, "batch_rounds": 3, "batch_parallel": [1, 2, 4, 8],
+    "converged_size": 50, "converged_rounds": 9,
+    "validation_per_round": 2000, "validation_rounds": 9,
+    "install_rounds": 5,
+    "scaling_sizes": [10, 50, 200], "scaling_rounds": 4,
+    "import_rounds": 9,
+}
+QUICK = {
+    "engine_cycles": 10,
+    "batch_size": 10, "batch_rounds": 1, "batch_parallel": [1, 4],
+    "converged_size": 10, "converged_rounds": 2,
+    "validation_per_round": 200, "validation_rounds": 3,
+    "install_rounds": 1,
+    "scaling_sizes": [5, 10, 20], "scaling_rounds": 1,
+    "import_rounds": 2,
+}
+ATTACH_NETWORK = "cnit-b-net"
+ATTACH_PATHS = {"cni_path": CNI_PATH, "conf_dir": f"{WORK}/conf", "cache_dir": f"{WORK}/cache"}
+
+
+def timed(func) -> float:
+    started = time.perf_counter()
+    func()
+    return time.perf_counter() - started
+
+
+# -- 1. engine overhead --------------------------------------------------------------------------
+
+class DirectLoop:
+    """The physical floor: the plugin binaries run with the same stdin and environment the
+    engine gives them, by the least code that can chain their results."""
+
+    def __init__(self, network, container_id: str, netns: str, ifname: str):
+        self.network = network
+        self.paths = [os.path.join(CNI_PATH[0], p["type"]) for p in network.plugins]
+        base = {k: v for k, v in os.environ.items() if not k.startswith("CNI_")}
+        self.env = dict(base, CNI_CONTAINERID=container_id, CNI_NETNS=netns, CNI_IFNAME=ifname,
+                        CNI_ARGS="", CNI_PATH=os.pathsep.join(CNI_PATH))
+
+    def _call(self, index: int, command: str, prev_result) -> bytes:
+        request = dict(self.network.plugins[index], name=self.network.name, cniVersion=self.network.cni_version)
+        if prev_result is not None:
+            request["prevResult"] = prev_result
+        return subprocess.run([self.paths[index]], input=json.dumps(request, sort_keys=True).encode(),
+                              env=dict(self.env, CNI_COMMAND=command), capture_output=True, check=True).stdout
+
+    def cycle(self) -> None:
+        result = None
+        for index in range(len(self.paths)):
+            result = json.loads(self._call(index, "ADD", result))
+        for index in reversed(range(len(self.paths))):
+            self._call(index, "DEL", result)
+
+
+def case_engine(params: dict) -> dict:
+    from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
+    from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
+
+    root = "/tmp/cnit-b-engine"
+    network = parse_network_list(json.dumps(conflist("cnit-b-engine", "cnit-b-br0", "10.248.0.0/24",
+                                                     f"{root}/ipam")).encode())
+    add_namespaces(["cnit-b-e0"])
+    netns = "/var/run/netns/cnit-b-e0"
+    engine = Engine(CNI_PATH, f"{root}/cache")
+    attachment = Attachment("cnit-b-engine", netns, "eth0")
+    direct = DirectLoop(network, "cnit-b-direct", netns, "eth0")
+
+    def engine_cycle():
+        engine.add(network, attachment)
+        engine.delete(network, attachment)
+
+    for _ in range(3):  # warm-up: the bridge exists, page cache holds the binaries
+        engine_cycle()
+        direct.cycle()
+    engine_samples, direct_samples = [], []
+    for _ in range(params["engine_cycles"]):
+        engine_samples.append(timed(engine_cycle))
+        direct_samples.append(timed(direct.cycle))
+    ratio = paired_ratios(engine_samples, direct_samples)
+    return {
+        "sides": {"engine": summary(engine_samples), "direct": summary(direct_samples)},
+        "ratio": ratio, "target": 1.10, "met": ratio["median"] <= 1.10,
+        "n": params["engine_cycles"],
+    }
+
+
+# -- playbook cases: attach many namespaces --------------------------------------------------------
+
+def prepare_attach_network(count: int) -> list:
+    """The network file all playbook cases attach to and ``count`` namespaces ``cnit-b-<n>``."""
+    os.makedirs(ATTACH_PATHS["conf_dir"], exist_ok=True)
+    conf = conflist(ATTACH_NETWORK, "cnit-b-br1", "10.248.4.0/22", f"{WORK}/ipam")
+    with open(f"{ATTACH_PATHS['conf_dir']}/10-{ATTACH_NETWORK}.conflist", "w", encoding="utf-8") as out:
+        json.dump(conf, out)
+    names = [f"cnit-b-{n}" for n in range(count)]
+    add_namespaces(names)
+    return names
+
+
+def attach_play(tasks: list) -> list:
+    defaults = dict(ATTACH_PATHS, network=ATTACH_NETWORK)
+    return [harness.play(tasks, {"cnikit.cni.cni_attach": defaults})]
+
+
+def batch_task(name: str, names: list, **options) -> dict:
+    return {"name": name, "cnikit.cni.cni_attach": dict(options, attachments=[{"netns": n} for n in names])}
+
+
+def loop_task(name: str, names: list, **options) -> dict:
+    return {"name": name, "cnikit.cni.cni_attach": dict(options, netns="{{ item }}"), "loop": names}
+
+
+def expect_changed(tasks: dict, names: list, count: int) -> None:
+    """A timing is only worth reporting if the task did what it claims to measure."""
+    for name in names:
+        if tasks[name]["changed_items"] != count:
+            raise RuntimeError(f"task {name!r} changed {tasks[name]['changed_items']} attachments, expected {count}")
+
+
+def case_batch(params: dict) -> dict:
+    names = prepare_attach_network(params["batch_size"])
+    count, sides = len(names), ["loop"] + [f"batch p{p}" for p in params["batch_parallel"]]
+    tasks = []
+    for r in range(params["batch_rounds"]):
+        tasks += [loop_task(f"loop attach r{r}", names), loop_task(f"loop detach r{r}", names, state="absent")]
+        for p in params["batch_parallel"]:
+            tasks += [batch_task(f"batch p{p} attach r{r}", names, parallel=p),
+                      batch_task(f"batch p{p} detach r{r}", names, parallel=p, state="absent")]
+    timings, wall = harness.run_playbook("batch", attach_play(tasks))
+    expect_changed(timings, [t["name"] for t in tasks], count)
+    samples = {side: [timings[f"{side} attach r{r}"]["seconds"] + timings[f"{side} detach r{r}"]["seconds"]
+                      for r in range(params["batch_rounds"])] for side in sides}
+    default = "batch p4" if "batch p4" in samples else sides[-1]
+    ratios = {side: paired_ratios(samples["loop"], samples[side]) for side in sides[1:]}
+    return {
+        "sides": {side: summary(values) for side, values in samples.items()},
+        "ratios": ratios, "ratio": ratios[default], "default_side": default,
+        "target": 10.0, "met": ratios[default]["median"] >= 10.0,
+        "n": count, "rounds": params["batch_rounds"], "playbook_wall": wall,
+    }
+
+
+def case_converged(params: dict) -> dict:
+    names = prepare_attach_network(params["converged_size"])
+    rounds = params["converged_rounds"]
+    tasks = [batch_task("setup attach", names)]
+    for r in range(rounds):
+        tasks += [batch_task(f"check r{r}", names, run_check=True),
+                  batch_task(f"nocheck r{r}", names, run_check=False)]
+    tasks.append(batch_task("teardown detach", names, state="absent"))
+    timings, wall = harness.run_playbook("converged", attach_play(tasks))
+    expect_changed(timings, ["setup attach", "teardown detach"], len(names))
+    expect_changed(timings, [t["name"] for t in tasks[1:-1]], 0)
+    samples = {side: [timings[f"{side} r{r}"]["seconds"] for r in range(rounds)] for side in ("check", "nocheck")}
+    sides = {side: summary(values) for side, values in samples.items()}
+    return {
+        "sides": sides, "ratio": paired_ratios(samples["check"], samples["nocheck"]),
+        "target": 1.5, "met": sides["check"]["median"] <= 1.5 and sides["nocheck"]["median"] <= 1.5,
+        "n": len(names), "rounds": rounds, "playbook_wall": wall,
+    }
+
+
+def case_scaling(params: dict) -> dict:
+    sizes, rounds = params["scaling_sizes"], params["scaling_rounds"]
+    names = prepare_attach_network(max(sizes))
+    tasks = []
+    for r in range(rounds):
+        for size in sizes:
+            tasks += [batch_task(f"{size} attach r{r}", names[:size]),
+                      batch_task(f"{size} detach r{r}", names[:size], state="absent")]
+    timings, wall = harness.run_playbook("scaling", attach_play(tasks))
+    for size in sizes:
+        expect_changed(timings, [f"{size} {verb} r{r}" for verb in ("attach", "detach") for r in range(rounds)], size)
+    per_item = {size: [(timings[f"{size} attach r{r}"]["seconds"] + timings[f"{size} detach r{r}"]["seconds"]) / size
+                       for r in range(rounds)] for size in sizes}
+    mid, big = sizes[1], sizes[-1]
+    growth = paired_ratios(per_item[big], per_item[mid])
+    return {
+        "sides": {f"{size} attachments": summary(values) for size, values in per_item.items()},
+        "ratio": growth, "ratio_label": f"per attachment at {big} / at {mid}",
+        "target": 1.20, "met": growth["median"] <= 1.20,
+        "rounds": rounds, "playbook_wall": wall,
+    }
+
+
+# -- 4. validation ---------------------------------------------------------------------------------
+
+VALIDATION_LIST = {
+    "cniVersion": "1.0.0", "name": "cnit-b-valid",
+    "plugins": [
+        {"type": "bridge", "bridge": "cnit-b-br9", "isGateway": True, "ipMasq": True,
+         "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.248.9.0/24", "gateway": "10.248.9.1"}]],
+                  "routes": [{"dst": "0.0.0.0/0"}]}},
+        {"type": "portmap", "capabilities": {"portMappings": True}, "snat": True},
+    ],
+}
+COLD_VALIDATION = """
+import json, sys, time
+started = time.perf_counter()
+from ansible_collections.cnikit.cni.plugins.module_utils._validate import validate_text
+validate_text(sys.argv[1])
+print(time.perf_counter() - started)
+"""
+
+
+def case_validation(params: dict) -> dict:
+    from ansible_collections.cnikit.cni.plugins.module_utils._validate import validate_text
+
+    text = json.dumps(VALIDATION_LIST)
+    _, first = validate_text(text)  # compiles the schemas
+    if not first.ok:
+        raise RuntimeError(f"the validation case's conflist is not valid: {first.summary()}")
+    per_round, rates, colds = params["validation_per_round"], [], []
+    env = dict(os.environ, PYTHONPATH=harness.INPLACE)
+    for _ in range(params["validation_rounds"]):
+        seconds = timed(lambda: [validate_text(text) for _ in range(per_round)])
+        rates.append(per_round / seconds)
+        cold = subprocess.run([PYTHON, "-c", COLD_VALIDATION, text], env=env, capture_output=True, text=True, check=True)
+        colds.append(float(cold.stdout))
+    rate = summary(rates)
+    return {
+        "sides": {"validations per second (warm)": rate, "first validation in a new process, s": summary(colds)},
+        "target": 2000, "met": rate["median"] >= 2000, "n": per_round, "rounds": params["validation_rounds"],
+    }
+
+
+# -- 5. install re-run -----------------------------------------------------------------------------
+
+RELEASE = "1.1.1"
+
+
+def machine_arch() -> str:
+    return {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
+
+
+def bytes_during(requests: list, task: dict) -> tuple:
+    served = [r for r in requests if task["start"] <= r["time"] <= task["end"]]
+    return sum(r["bytes"] for r in served), len(served)
+
+
+def case_install(params: dict) -> dict:
+    root = f"{WORK}/release"
+    harness.release_server.build_release(root, RELEASE, machine_arch())
+    server, url, requests = harness.start_counting_server(root)
+    try:
+        options = {"version": RELEASE, "arch": machine_arch(), "base_url": url, "dest": f"{WORK}/install/bin"}
+        tasks = [{"name": "first install", "cnikit.cni.cni_plugin_install": options}]
+        for r in range(params["install_rounds"]):
+            tasks += [{"name": f"noop r{r}", "cnikit.cni.cni_plugin_install": options},
+                      {"name": f"force r{r}", "cnikit.cni.cni_plugin_install": dict(options, force=True)}]
+        timings, wall = harness.run_playbook("install", [harness.play(tasks)])
+    finally:
+        server.shutdown()
+    rounds = range(params["install_rounds"])
+    noop = [timings[f"noop r{r}"] for r in rounds]
+    force = [timings[f"force r{r}"] for r in rounds]
+    noop_bytes = [bytes_during(requests, t) for t in noop]
+    unchanged = not any(t["changed"] for t in noop)
+    downloaded_nothing = all(b == (0, 0) for b in noop_bytes)
+    return {
+        "sides": {"no-op re-run": summary([t["seconds"] for t in noop]),
+                  "forced re-install": summary([t["seconds"] for t in force])},
+        "ratio": paired_ratios([t["seconds"] for t in force], [t["seconds"] for t in noop]),
+        "first_install": {"seconds": timings["first install"]["seconds"],
+                          "bytes": bytes_during(requests, timings["first install"])[0]},
+        "noop_bytes": sum(b for b, _ in noop_bytes), "noop_requests": sum(n for _, n in noop_bytes),
+        "noop_changed": not unchanged,
+        "met": downloaded_nothing and unchanged, "rounds": params["install_rounds"], "playbook_wall": wall,
+    }
+
+
+# -- import cost on the managed node ---------------------------------------------------------------
+
+IMPORT_PROBE = """
+import json, sys, time
+started = time.perf_counter()
+__import__(sys.argv[1])
+print(json.dumps({"seconds": time.perf_counter() - started,
+                  "heavy": sorted(m for m in ("pyroute2", "jsonschema") if m in sys.modules)}))
+"""
+COLLECTION = "ansible_collections.cnikit.cni.plugins"
+
+
+def import_targets() -> list:
+    modules = sorted(f[:-3] for f in os.listdir(f"{REPO}/plugins/modules") if f.endswith(".py"))
+    return (["ansible.module_utils.basic", "pyroute2", "jsonschema"]
+            + [f"{COLLECTION}.modules.{m}" for m in modules])
+
+
+def case_imports(params: dict) -> dict:
+    env = dict(os.environ, PYTHONPATH=harness.INPLACE)
+    targets, seconds, heavy = import_targets(), {}, {}
+    for _ in range(params["import_rounds"]):
+        for target in targets:
+            probe = subprocess.run([PYTHON, "-c", IMPORT_PROBE, target], env=env, capture_output=True, text=True,
+                                   check=True)
+            answer = json.loads(probe.stdout)
+            seconds.setdefault(target, []).append(answer["seconds"])
+            heavy[target] = answer["heavy"]
+    return {"sides": {t: summary(s) for t, s in seconds.items()}, "heavy": heavy,
+            "rounds": params["import_rounds"]}
+
+
+# -- the run ---------------------------------------------------------------------------------------
+
+CASES = {
+    "engine": case_engine, "batch": case_batch, "converged": case_converged, "validation": case_validation,
+    "install": case_install, "scaling": case_scaling, "imports": case_imports,
+}
+
+
+def machine() -> dict:
+    def output(*argv):
+        return subprocess.run(argv, capture_output=True, text=True, check=False).stdout.strip()
+
+    with open("/proc/meminfo", encoding="ascii") as handle:
+        mem_kib = int(next(line.split()[1] for line in handle if line.startswith("MemTotal:")))
+    with open("/proc/cpuinfo", encoding="ascii") as handle:
+        cpu = next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), "unknown")
+    return {
+        "nproc": output("nproc"), "cpu": cpu, "memory_gib": round(mem_kib / 2**20, 1),
+        "kernel": platform.release(), "os": output("sh", "-c", ". /etc/os-release; echo $PRETTY_NAME"),
+        "python": output(PYTHON, "-c", "import platform; print(platform.python_version())"),
+        "ansible_core": output(PYTHON, "-c", "import ansible.release; print(ansible.release.__version__)"),
+        "plugins_package": output("dpkg-query", "-W", "-f=${Version}", "containernetworking-plugins"),
+        "commit": output("git", "-C", REPO, "rev-parse", "--short", "HEAD"),
+        "load_before": os.getloadavg(),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small N, one or two rounds: a smoke run")
+    parser.add_argument("--case", action="append", choices=sorted(CASES), help="run only these cases (repeatable)")
+    parser.add_argument("--output", default=os.path.join(REPO, "docs", "performance.md"))
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        parser.error("needs root: the cases create network namespaces and bridges")
+    params = QUICK if args.quick else FULL
+    results = {"mode": "quick" if args.quick else "full", "params": params, "machine": machine(),
+               "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "cases": {}}
+    with harness.host_guard():
+        for name in args.case or CASES:
+            print(f"==> {name}", flush=True)
+            try:
+                results["cases"][name] = CASES[name](params)
+            except (RuntimeError, subprocess.CalledProcessError, OSError) as exc:
+                results["cases"][name] = {"error": str(exc)}
+            print(json.dumps(results["cases"][name], default=str)[:400], flush=True)
+    results["machine"]["load_after"] = os.getloadavg()
+    results["finished"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    os.makedirs(os.path.join(REPO, "benchmarks", "results"), exist_ok=True)
+    raw = os.path.join(REPO, "benchmarks", "results", f"{results['started'].replace(':', '')}.json")
+    with open(raw, "w", encoding="utf-8") as out:
+        json.dump(results, out, indent=1)
+    with open(args.output, "w", encoding="utf-8") as out:
+        out.write(report.render(results))
+    print(f"raw results: {raw}\nreport: {args.output}")
+
+
+if __name__ == "__main__":
+    main()
