@@ -1,0 +1,308 @@
+#!/usr/bin/python
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: cni_plugin_install
+short_description: Install, upgrade and remove CNI plugin binaries
+version_added: 0.1.0
+author: cnikit maintainers (@cnikit)
+description:
+  - Installs the CNI reference plugins (C(bridge), C(host-local), ...) into O(dest) from the upstream
+    release, a mirror with the same layout, a tarball already on the managed host, or a directory of
+    binaries such as a distro package's C(/usr/lib/cni).
+  - A manifest, C(<dest>/.cnikit-manifest.json), records the version, the source, the tarball's digests
+    and each installed file's sha256. A re-run with nothing changed downloads nothing and reports no change;
+    a modified, missing or re-permissioned binary is detected and repaired.
+  - A new version is staged in a temporary directory inside O(dest); every binary must answer the CNI
+    C(VERSION) command before the first one replaces its predecessor. Binaries the manifest lists that the
+    new set no longer has are removed. Files the module did not install are never removed.
+  - Release extras (C(LICENSE), C(README.md)) are not put into O(dest).
+  - A tarball member with an absolute path, C(..), a link, a device or fifo, the setuid or setgid bit, or a
+    size over 256 MiB (1 GiB in all, 512 MiB packed) fails the task before anything in O(dest) changes, as
+    does a checksum mismatch.
+  - Binaries end up mode 0755, owned by root when the module runs as root.
+extends_documentation_fragment:
+  - cnikit.cni._attributes
+  - cnikit.cni._attributes.actiongroup_cni
+attributes:
+  check_mode:
+    support: full
+    details:
+      - When the manifest does not prove O(dest) current, check mode downloads the tarball into a temporary
+        directory outside O(dest) to compute the exact lists of files; RV(downloaded) says so.
+  diff_mode:
+    support: full
+    details:
+      - The manifest's version, source and file list, before and after.
+  idempotent:
+    support: full
+options:
+  state:
+    description:
+      - V(present) installs the selected plugins and removes the ones this module installed before that are
+        no longer selected.
+      - V(absent) removes the plugins the manifest lists (all of them, or those in O(plugins)) and, when none
+        remain, the manifest.
+    type: str
+    choices: [present, absent]
+    default: present
+  version:
+    description:
+      - Release version, with or without a leading C(v), for example V(1.9.1) or V(v1.9.1).
+      - Required to install from the release (O(base_url)) or from O(url).
+      - With O(src) or O(src_dir) it is only recorded in the manifest; when omitted there, the manifest
+        records the source's content digest (C(sha256:<hex>)) instead.
+    type: str
+  arch:
+    description:
+      - Release architecture in the tarball name.
+      - Defaults to the managed host's machine type (C(x86_64) -> V(amd64), C(aarch64) -> V(arm64),
+        C(armv7l) -> V(arm), ...).
+    type: str
+    choices: [amd64, arm, arm64, mips64le, ppc64le, riscv64, s390x]
+  dest:
+    description:
+      - Directory the binaries are installed into. Created (mode 0755) when missing.
+    type: path
+    default: /opt/cni/bin
+  base_url:
+    description:
+      - Base of the release downloads; the tarball is C(<base_url>/v<version>/cni-plugins-linux-<arch>-v<version>.tgz).
+      - Set it to use a mirror with the upstream layout. Ignored when O(url), O(src) or O(src_dir) is set.
+    type: str
+    default: https://github.com/containernetworking/plugins/releases/download
+  url:
+    description:
+      - Full URL of the tarball, for mirrors with another layout.
+      - Credentials in the URL are kept out of messages and return values, but prefer O(url_username) and
+        O(url_password).
+    type: str
+  src:
+    description:
+      - Path of a release tarball already on the managed host.
+    type: path
+  src_dir:
+    description:
+      - Directory on the managed host whose executable files are the plugins, for example V(/usr/lib/cni)
+        of Debian's C(containernetworking-plugins) package.
+    type: path
+  checksum:
+    description:
+      - V(sha256:<hex>) or V(sha512:<hex>) pins the tarball's digest; V(sha256:<url>) or V(sha512:<url>) names a
+        checksum file (C(sha256sum) format) to fetch.
+      - When omitted for a download, the release's own C(<tarball>.sha256) file is used. That protects against
+        corrupted and truncated downloads, not against a compromised release or mirror, which can change both
+        files; pin V(sha256:<hex>) for that.
+      - When omitted for O(src), the tarball is not verified. Not allowed with O(src_dir).
+    type: str
+  plugins:
+    description:
+      - Plugin binaries to install, for example V([bridge, host-local, loopback]). Default is every binary the
+        source holds.
+      - A name the source does not hold is an error.
+    type: list
+    elements: str
+  force:
+    description:
+      - Fetch the source and rewrite every selected binary even when the manifest shows them current.
+    type: bool
+    default: false
+  timeout:
+    description:
+      - Seconds a download request, and each binary's C(VERSION) call, may take.
+    type: float
+    default: 60.0
+  validate_certs:
+    description:
+      - Verify the TLS certificates of O(base_url), O(url) and checksum URLs.
+    type: bool
+    default: true
+  use_proxy:
+    description:
+      - Use the proxy given by the C(https_proxy)/C(http_proxy)/C(no_proxy) environment of the managed host.
+    type: bool
+    default: true
+  url_username:
+    description:
+      - User name for HTTP basic authentication to the download server.
+    type: str
+  url_password:
+    description:
+      - Password for HTTP basic authentication to the download server.
+    type: str
+  force_basic_auth:
+    description:
+      - Send the basic authentication header with the first request instead of waiting for a 401.
+    type: bool
+    default: false
+notes:
+  - The manifest is C(<dest>/.cnikit-manifest.json), mode 0644. Removing it makes the next run re-fetch the
+    source and adopt files whose content matches.
+  - Plugins whose VERSION answer fails (wrong architecture, truncated binary) abort the install before any
+    binary in O(dest) is replaced.
+seealso:
+  - name: Installing plugins
+    description: Sources, checksum semantics, manifest, upgrades and check mode.
+    link: https://github.com/cnikit/cni/blob/main/docs/plugin-install.md
+"""
+
+EXAMPLES = r"""
+- name: Install every plugin of release v1.9.1 into /opt/cni/bin
+  cnikit.cni.cni_plugin_install:
+    version: v1.9.1
+
+- name: Pin the tarball's digest (protects against a compromised release)
+  cnikit.cni.cni_plugin_install:
+    version: 1.9.1
+    arch: amd64
+    checksum: sha256:b98f74a0f8522f0a83867178729c1aa70f2158f90c45a2ca8fa791db1c76b303
+
+- name: Install a subset from a mirror with the upstream layout
+  cnikit.cni.cni_plugin_install:
+    version: 1.9.1
+    base_url: https://mirror.example.com/cni-plugins
+    plugins: [bridge, host-local, loopback, portmap]
+
+- name: Install the distro package's binaries into /opt/cni/bin
+  cnikit.cni.cni_plugin_install:
+    src_dir: /usr/lib/cni
+
+- name: Remove everything this module installed
+  cnikit.cni.cni_plugin_install:
+    state: absent
+"""
+
+RETURN = r"""
+version:
+  description: Version recorded in the manifest (C(sha256:<hex>) for a source given without O(version)).
+  returned: always
+  type: str
+  sample: 1.9.1
+source:
+  description: Where the binaries came from; URLs without credentials.
+  returned: always
+  type: str
+  sample: https://github.com/containernetworking/plugins/releases/download/v1.9.1/cni-plugins-linux-amd64-v1.9.1.tgz
+dest:
+  description: Absolute path of the install directory.
+  returned: always
+  type: str
+  sample: /opt/cni/bin
+manifest:
+  description: Path of the manifest.
+  returned: always
+  type: str
+  sample: /opt/cni/bin/.cnikit-manifest.json
+plugins:
+  description:
+    - The managed plugins after the run (what they would be, in check mode), by name.
+    - C(cni_versions) is the binary's C(VERSION) answer; null in check mode for binaries not yet installed.
+  returned: always
+  type: dict
+  sample:
+    bridge:
+      path: /opt/cni/bin/bridge
+      sha256: 3a1f0c5e...
+      cni_versions: ["0.1.0", "0.2.0", "0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"]
+installed:
+  description: Plugins that were (would be) newly installed.
+  returned: always
+  type: list
+  elements: str
+  sample: [bridge, host-local]
+updated:
+  description: Plugins whose binary was (would be) replaced, by an upgrade or to repair drift.
+  returned: always
+  type: list
+  elements: str
+  sample: [portmap]
+removed:
+  description: Plugins that were (would be) removed.
+  returned: always
+  type: list
+  elements: str
+  sample: [sbr]
+downloaded:
+  description: Whether the tarball was downloaded (in check mode, into a temporary directory outside O(dest)).
+  returned: always
+  type: bool
+  sample: false
+"""
+
+import platform
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.urls import fetch_url
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
+from ansible_collections.cnikit.cni.plugins.module_utils._exec import DEFAULT_TIMEOUT
+from ansible_collections.cnikit.cni.plugins.module_utils._release import (
+    DEFAULT_BASE_URL, DEFAULT_DEST, RELEASE_ARCHES, Options, ReleaseError, ensure, mask_url, url_password,
+)
+
+
+def _fetcher(module):
+    """fetch(url) through Ansible's fetch_url: proxies, validate_certs, basic auth and timeout
+    behave as in get_url."""
+    def fetch(url):
+        response, info = fetch_url(module, url, timeout=module.params["timeout"])
+        if info["status"] != 200 or response is None:
+            reason = str(info.get("msg", "")).replace(url, mask_url(url))
+            raise ReleaseError(f"cannot download {mask_url(url)}: HTTP {info['status']} {reason}".rstrip())
+        return response
+    return fetch
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+            "version": {"type": "str"},
+            "arch": {"type": "str", "choices": list(RELEASE_ARCHES)},
+            "dest": {"type": "path", "default": DEFAULT_DEST},
+            "base_url": {"type": "str", "default": DEFAULT_BASE_URL},
+            "url": {"type": "str"},
+            "src": {"type": "path"},
+            "src_dir": {"type": "path"},
+            "checksum": {"type": "str"},
+            "plugins": {"type": "list", "elements": "str"},
+            "force": {"type": "bool", "default": False},
+            "timeout": {"type": "float", "default": DEFAULT_TIMEOUT},
+            "validate_certs": {"type": "bool", "default": True},
+            "use_proxy": {"type": "bool", "default": True},
+            "url_username": {"type": "str"},
+            "url_password": {"type": "str", "no_log": True},
+            "force_basic_auth": {"type": "bool", "default": False},
+        },
+        mutually_exclusive=[("url", "src", "src_dir")],
+        supports_check_mode=True,
+    )
+    params = module.params
+    # A password inside a URL option never reaches the output (the URLs themselves are masked).
+    checksum_url = (params["checksum"] or "").partition(":")[2]
+    for url in (params["base_url"], params["url"], checksum_url):
+        secret = url_password(url or "")
+        if secret:
+            module.no_log_values.add(secret)
+    options = Options(
+        state=params["state"], dest=params["dest"], version=params["version"], arch=params["arch"],
+        machine=platform.machine(), base_url=params["base_url"], url=params["url"], src=params["src"],
+        src_dir=params["src_dir"], checksum=params["checksum"],
+        plugins=tuple(params["plugins"]) if params["plugins"] is not None else None,
+        force=params["force"], probe_timeout=params["timeout"],
+    )
+    try:
+        result = ensure(options, _fetcher(module), module.tmpdir, module.check_mode)
+    except CNIError as exc:
+        fail_from_error(module, exc)
+    if not module._diff:
+        result.pop("diff")
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A local stand-in for the containernetworking/plugins release downloads.
+
+Builds tarballs in the upstream layout (flat, members ``./``, ``./<plugin>``, ``./LICENSE``,
+``./README.md``, named ``cni-plugins-linux-<arch>-v<version>.tgz`` with ``.sha256`` and
+``.sha512`` beside them, under ``<root>/v<version>/``) from real plugin binaries, and serves a
+directory over HTTP on 127.0.0.1. Used by the unit tests (imported) and by the integration
+target (run as a script: ``release_server.py ROOT --release 1.1.1 --release 1.1.2:-sbr
+--port-file FILE``)."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import http.server
+import io
+import os
+import sys
+import tarfile
+import threading
+
+PLUGIN_SOURCE = "/usr/lib/cni"
+
+
+def _add_file(archive: tarfile.TarFile, name: str, data: bytes, mode: int) -> None:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    info.mode = mode
+    info.mtime = 1700000000
+    archive.addfile(info, io.BytesIO(data))
+
+
+def build_release(root: str, version: str, arch: str, plugins: list | None = None,
+                  source: str = PLUGIN_SOURCE, patch: dict | None = None) -> str:
+    """Write the release tarball and its checksum files; return the tarball's path.
+
+    ``plugins``: binaries of ``source`` to include (default all). ``patch``: name -> bytes
+    appended to that binary, so two versions differ in content (Go binaries ignore trailing
+    bytes, so the patched binary still runs)."""
+    names = sorted(plugins if plugins is not None else os.listdir(source))
+    directory = os.path.join(root, f"v{version}")
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, f"cni-plugins-linux-{arch}-v{version}.tgz")
+    # Fastest compression: the tests want the layout, not a small file.
+    with tarfile.open(path, "w:gz", compresslevel=1) as archive:
+        root_entry = tarfile.TarInfo("./")
+        root_entry.type = tarfile.DIRTYPE
+        root_entry.mode = 0o755
+        archive.addfile(root_entry)
+        for name in names:
+            with open(os.path.join(source, name), "rb") as handle:
+                data = handle.read() + (patch or {}).get(name, b"")
+            _add_file(archive, f"./{name}", data, 0o755)
+        _add_file(archive, "./LICENSE", b"Apache License 2.0\n", 0o644)
+        _add_file(archive, "./README.md", b"# CNI plugins\n", 0o644)
+    write_checksums(path)
+    return path
+
+
+def write_checksums(path: str) -> None:
+    """``<path>.sha256`` and ``<path>.sha512`` in sha256sum format."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    for algorithm in ("sha256", "sha512"):
+        digest = hashlib.new(algorithm, data).hexdigest()
+        with open(f"{path}.{algorithm}", "w", encoding="ascii") as out:
+            out.write(f"{digest}  {os.path.basename(path)}\n")
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # pylint: disable=redefined-builtin
+        pass
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        """A client that hangs up mid-download (the size-cap tests do) is not an error."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+def start_server(root: str) -> tuple:
+    """Serve ``root`` on a free port of 127.0.0.1 from a daemon thread; return (server, base URL)."""
+    handler = functools.partial(_QuietHandler, directory=root)
+    server = _Server(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("root")
+    parser.add_argument("--arch", required=True)
+    parser.add_argument("--release", action="append", default=[],
+                        help="VERSION or VERSION:-plugin,-plugin (leave those plugins out)")
+    parser.add_argument("--port-file", required=True, help="written with the port once serving")
+    args = parser.parse_args()
+    for spec in args.release:
+        version, _, minus = spec.partition(":")
+        left_out = {name.lstrip("-") for name in minus.split(",") if name}
+        plugins = [name for name in sorted(os.listdir(PLUGIN_SOURCE)) if name not in left_out]
+        # Each version's binaries differ, as a real upgrade's do.
+        build_release(args.root, version, args.arch, plugins, patch={name: version.encode() for name in plugins})
+    server, _ = start_server(args.root)
+    with open(args.port_file + ".tmp", "w", encoding="ascii") as out:
+        out.write(str(server.server_address[1]))
+    os.replace(args.port_file + ".tmp", args.port_file)
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()
