@@ -155,4 +155,3 @@ def attributes_differ(path: str, mode: int, uid: int | None, gid: int | None) ->
 def apply_attributes(path: str, mode: int, uid: int | None, gid: int | None) -> None:
     os.chown(path, -1 if uid is None else uid, -1 if gid is None else gid)
     os.chmod(path, mode)
-

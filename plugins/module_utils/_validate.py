@@ -739,7 +739,8 @@ def _check_host_local(plugin: dict, base: list, version: str, report: Validation
             networks.append((network, path))
             subnets.append(Subnet(network, path))
         for earlier_index, earlier in enumerate(set_networks):
-            if any(a.overlaps(b) for a, _ in networks for b, _ in earlier if a.version == b.version):
+            if any(mine.overlaps(theirs) for mine, _path in networks for theirs, _other in earlier
+                   if mine.version == theirs.version):
                 report.error(networks[0][1], f"range set overlaps range set {earlier_index}", str(networks[0][0]))
         if networks:
             set_networks.append(networks)

@@ -128,7 +128,7 @@ options:
     description:
       - Validate and return the normalised config without reading or writing the file. The other networks of
         O(conf_dir), when it exists, still take part in the checks.
-      - Works on the controller with C(delegate_to: localhost) and O(check_plugins=false), for linting in CI.
+      - "Works on the controller with C(delegate_to: localhost) and O(check_plugins=false), for linting in CI."
     type: bool
     default: false
   backup:
@@ -197,7 +197,11 @@ config:
   description: The normalised conflist, as written (envelope keys first, plugins as given).
   returned: when O(state=present)
   type: dict
-  sample: {cniVersion: 1.0.0, name: web, plugins: [{type: loopback}]}
+  sample:
+    cniVersion: 1.0.0
+    name: web
+    plugins:
+      - type: loopback
 validation_errors:
   description:
     - Errors found by validation, each with C(path) (a JSON path such as C(plugins[0].ipam.ranges[0][0].subnet)),
@@ -206,13 +210,18 @@ validation_errors:
   returned: always
   type: list
   elements: dict
-  sample: [{path: plugins[0].vlan, message: must be at most 4094, value: 5000}]
+  sample:
+    - path: plugins[0].vlan
+      message: must be at most 4094
+      value: 5000
 validation_warnings:
   description: Findings that do not fail the task (unknown keys with suggestions, keys in the wrong case, ...).
   returned: always
   type: list
   elements: dict
-  sample: [{path: plugins[0].isgateway, message: "the bridge plugin reads this key as 'isGateway' (...)"}]
+  sample:
+    - path: plugins[0].isgateway
+      message: the bridge plugin reads this key as 'isGateway' (Go matches keys case-insensitively); write 'isGateway'
 removed:
   description: The files removed (in check mode, that would be) with O(state=absent).
   returned: when O(state=absent)
