@@ -10,8 +10,8 @@ module: cni_gc
 short_description: Garbage-collect stale CNI attachments
 version_added: 0.1.0
 description:
-  - Releases what attachments that no longer exist still hold, as a container runtime does with libcni's GC:
-    every cached attachment of the network that is not valid is DELeted (its IP reservation returns to the
+  - Releases what attachments that no longer exist still hold, as a container runtime does with libcni's GC.
+    Every cached attachment of the network that is not valid is DELeted (its IP reservation returns to the
     pool, its host-side veth and port mappings go away, its cache entry is removed), then plugins of
     cniVersion 1.1.0 and later are sent C(GC) with the valid attachments so they can clean up the rest.
   - The valid attachments are O(valid_attachments) when given; by default, every cached attachment whose

@@ -63,7 +63,7 @@ options:
 notes:
   - O(cni_path), O(cache_dir) and O(timeout) are used only to DEL attachments with O(state=absent). O(conf_dir) is
     not used (a DEL runs with the configuration cached at ADD); it is accepted so that one
-    C(module_defaults: group/cnikit.cni.cni) serves every module of the collection.
+    C(group/cnikit.cni.cni) in C(module_defaults) serves every module of the collection.
 seealso:
   - module: cnikit.cni.cni_attach
   - module: cnikit.cni.cni_gc
