@@ -1,0 +1,150 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A network as a conflist file: name, building, host validation, comparison, removal set."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+from ansible_collections.cnikit.cni.plugins.module_utils import _network_file as netfile
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
+from ansible_collections.cnikit.cni.plugins.module_utils._validate import ValidationReport
+
+LOOPBACK = [{"type": "loopback"}]
+
+
+def write(path, conf):
+    path.write_text(json.dumps(conf))
+    return str(path)
+
+
+def test_default_file_name_is_priority_then_name():
+    assert netfile.conflist_path("/etc/cni/net.d", "web") == "/etc/cni/net.d/10-web.conflist"
+    assert netfile.conflist_path("/etc/cni/net.d", "web", 5) == "/etc/cni/net.d/05-web.conflist"
+    assert netfile.conflist_path("/d", "web", 5, "87-podman.conflist") == "/d/87-podman.conflist"
+
+
+@pytest.mark.parametrize("priority, filename, option", [
+    (100, None, "priority"), (-1, None, "priority"), (True, None, "priority"),
+    (10, "../x.conflist", "filename"), (10, ".hidden.conflist", "filename"), (10, "web.conf", "filename"),
+    (10, "", "filename"),
+])
+def test_bad_placement(priority, filename, option):
+    with pytest.raises(ConfigError) as raised:
+        netfile.conflist_path("/d", "web", priority, filename)
+    assert raised.value.path == option
+
+
+def test_build_from_plugins():
+    conf, report = netfile.build_conflist("web", LOOPBACK, disable_check=True, cni_versions=["1.0.0", "1.1.0"])
+    assert conf == {"cniVersion": "1.0.0", "name": "web", "plugins": LOOPBACK, "disableCheck": True,
+                    "cniVersions": ["1.0.0", "1.1.0"]}
+    assert report.errors == []
+
+
+def test_build_from_text_keeps_duplicate_findings_and_overrides_envelope():
+    text = '{"cniVersion": "0.4.0", "name": "web", "plugins": [{"type": "loopback", "type": "loopback"}]}'
+    conf, report = netfile.build_conflist("web", config=text, cni_version="1.0.0")
+    assert conf["cniVersion"] == "1.0.0"
+    assert [f.path for f in report.warnings] == ["plugins[0].type"]
+
+
+def test_build_from_mapping_fills_the_name_and_does_not_modify_it():
+    config = {"cniVersion": "1.0.0", "plugins": LOOPBACK}
+    conf, _report = netfile.build_conflist("web", config=config)
+    assert conf["name"] == "web" and "name" not in config
+
+
+@pytest.mark.parametrize("name, config, path", [
+    ("web", {"name": "other", "plugins": LOOPBACK}, "config.name"),
+    ("web", "{not json", "config"),
+    ("web", "[1]", "config"),
+    ("web", 42, "config"),
+    ("bad/name", None, "name"),
+])
+def test_build_rejects(name, config, path):
+    with pytest.raises(ConfigError) as raised:
+        netfile.build_conflist(name, LOOPBACK, config)
+    assert raised.value.path == path
+
+
+def test_normalise_orders_the_envelope_first():
+    data, conf = netfile.normalise({"plugins": LOOPBACK, "name": "web", "cniVersion": "1.0.0"})
+    assert data.decode().startswith('{\n  "cniVersion": "1.0.0",\n  "name": "web",\n  "plugins": [')
+    assert data.endswith(b"}\n")
+    assert list(conf) == ["cniVersion", "name", "plugins"]
+
+
+def test_same_content_ignores_formatting():
+    conf = {"cniVersion": "1.0.0", "name": "web", "plugins": LOOPBACK}
+    assert netfile.same_content(json.dumps(conf, indent=8).encode(), conf)
+    assert not netfile.same_content(None, conf)
+    assert not netfile.same_content(b"{broken", conf)
+    assert not netfile.same_content(json.dumps(dict(conf, cniVersion="0.4.0")).encode(), conf)
+
+
+def test_validate_on_host_skips_own_file_and_reports_broken_files_read_first(tmp_path):
+    own = write(tmp_path / "10-web.conflist", {"cniVersion": "1.0.0", "name": "web", "plugins": LOOPBACK})
+    (tmp_path / "05-broken.conflist").write_text("{")
+    (tmp_path / "20-broken.conflist").write_text("{")
+    conf = {"cniVersion": "1.0.0", "name": "web", "plugins": LOOPBACK}
+    report = netfile.validate_on_host(conf, own, str(tmp_path), ValidationReport())
+    assert [f.message.split(",")[0] for f in report.errors] == [str(tmp_path / "05-broken.conflist")]
+    assert len(report.warnings) == 1 and "20-broken.conflist" in report.warnings[0].message
+
+
+def test_validate_on_host_against_installed_binaries(tmp_path):
+    plugin = tmp_path / "bin" / "loopback"
+    plugin.parent.mkdir()
+    plugin.write_text('#!/bin/sh\necho \'{"cniVersion":"1.0.0","supportedVersions":["0.4.0","1.0.0"]}\'\n')
+    plugin.chmod(0o755)
+    conf = {"cniVersion": "1.1.0", "name": "web", "plugins": LOOPBACK}
+    report = netfile.validate_on_host(conf, str(tmp_path / "10-web.conflist"), str(tmp_path / "missing"),
+                                      ValidationReport(), [str(plugin.parent)])
+    assert [f.path for f in report.errors] == ["cniVersion"]
+    assert "supports 0.4.0, 1.0.0" in report.errors[0].message
+
+
+def test_files_declaring(tmp_path):
+    own = str(tmp_path / "10-web.conflist")
+    write(tmp_path / "10-web.conflist", {"cniVersion": "1.0.0", "name": "web", "plugins": LOOPBACK})
+    by_hand = write(tmp_path / "50-web-copy.conflist", {"cniVersion": "1.0.0", "name": "web", "plugins": LOOPBACK})
+    write(tmp_path / "60-other.conflist", {"cniVersion": "1.0.0", "name": "other", "plugins": LOOPBACK})
+    old_style = write(tmp_path / "99-web.conf", {"cniVersion": "1.0.0", "name": "web", "type": "loopback"})
+    assert netfile.files_declaring(str(tmp_path), "web", own) == [own, by_hand, old_style]
+    missing = tmp_path / "missing"
+    assert netfile.files_declaring(str(missing), "web", str(missing / "10-web.conflist")) == []
+
+
+@pytest.mark.parametrize("mode, expected", [("0644", 0o644), ("600", 0o600), (0o640, 0o640)])
+def test_parse_mode(mode, expected):
+    assert netfile.parse_mode(mode) == expected
+
+
+@pytest.mark.parametrize("mode", ["rw-r--r--", "0899", "17777", -1])
+def test_parse_mode_rejects(mode):
+    with pytest.raises(ConfigError):
+        netfile.parse_mode(mode)
+
+
+def test_resolve_id():
+    assert netfile.resolve_id(None, "owner") is None
+    assert netfile.resolve_id("root", "owner") == 0
+    assert netfile.resolve_id("0", "group") == 0
+    with pytest.raises(ConfigError):
+        netfile.resolve_id("no-such-user-cnit", "owner")
+
+
+def test_attributes(tmp_path):
+    path = tmp_path / "f"
+    path.write_text("x")
+    os.chmod(path, 0o600)
+    assert netfile.attributes_differ(str(path), 0o644, None, None)
+    netfile.apply_attributes(str(path), 0o644, None, None)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
+    assert not netfile.attributes_differ(str(path), 0o644, os.getuid(), os.getgid())
