@@ -63,6 +63,11 @@ def build_conflist(name: str, plugins: list | None = None, config=None, **envelo
         raise ConfigError("config", "must be a conflist as a mapping or as JSON text", type(config).__name__)
     if not isinstance(conf, dict):
         raise ConfigError("config", "must be a JSON object", conf)
+    try:
+        # As the file will hold it: YAML's non-string keys become strings, tuples become lists.
+        conf = json.loads(json.dumps(conf))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError("config" if config is not None else "plugins", f"cannot be written as JSON: {exc}") from None
     if conf.setdefault("name", name) != name:
         raise ConfigError("config.name", f"differs from the task's name {name!r}", conf["name"])
     for option, key in ENVELOPE_OPTIONS:

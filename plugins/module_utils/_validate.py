@@ -20,6 +20,7 @@ the ``installed_versions`` callable the caller passes in."""
 from __future__ import annotations
 
 import difflib
+import functools
 import ipaddress
 import json
 import re
@@ -60,8 +61,8 @@ class Finding:
         return result
 
     def __str__(self) -> str:
-        return str(ConfigError(self.path, self.message, self.value) if self.value is not _NO_VALUE
-                   else ConfigError(self.path, self.message))
+        value = () if self.value is _NO_VALUE else (self.value,)
+        return str(ConfigError(self.path, self.message, *value))
 
 
 @dataclass
@@ -78,10 +79,6 @@ class ValidationReport:
 
     def warn(self, path: str, message: str, value: object = _NO_VALUE) -> None:
         self.warnings.append(Finding(path, message, value))
-
-    def extend(self, other: ValidationReport) -> None:
-        self.errors.extend(other.errors)
-        self.warnings.extend(other.warnings)
 
     def to_dict(self) -> dict:
         return {"errors": [f.to_dict() for f in self.errors], "warnings": [f.to_dict() for f in self.warnings]}
@@ -108,8 +105,8 @@ def json_path(parts) -> str:
 def parse_conflist_text(text: str | bytes) -> tuple:
     """Parse JSON text as Go would read it, returning ``(data, report)``.
 
-    Duplicate keys are reported (Go keeps the last one silently; tuning rejects duplicate sysctl
-    keys, see ``_check_tuning``). A document that is not JSON is an error at the root."""
+    Duplicate keys are reported: Go keeps the last one silently, except in tuning's ``sysctl``,
+    which rejects them. A document that is not JSON is an error at the root."""
     report = ValidationReport()
     duplicates = {}
     keep_alive = []
@@ -200,36 +197,31 @@ FORMAT_CHECKS = {
 
 # --- compiled schemas (jsonschema imported lazily, compiled once per process) -------------------
 
-_VALIDATORS: dict = {}
 _LOWER_KEYS: dict = {}
 
 
-def _validator_class():
-    cls = _VALIDATORS.get("__class__")
-    if cls is None:
-        from jsonschema import Draft202012Validator, FormatChecker, validators  # pylint: disable=import-outside-toplevel
+@functools.lru_cache(maxsize=None)
+def _validator_class() -> tuple:
+    """The jsonschema validator class with Go's idea of an integer, and our format checker."""
+    from jsonschema import Draft202012Validator, FormatChecker, validators  # pylint: disable=import-outside-toplevel
 
-        def is_go_integer(_checker, instance):
-            return isinstance(instance, int) and not isinstance(instance, bool)
+    def is_go_integer(_checker, instance):
+        return isinstance(instance, int) and not isinstance(instance, bool)
 
-        type_checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", is_go_integer)
-        cls = validators.extend(Draft202012Validator, type_checker=type_checker)
-        checker = FormatChecker(formats=())
-        for name, check in FORMAT_CHECKS.items():
-            checker.checks(name)(check)
-        _VALIDATORS["__class__"] = cls
-        _VALIDATORS["__formats__"] = checker
-    return cls
+    type_checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", is_go_integer)
+    checker = FormatChecker(formats=())
+    for name, check in FORMAT_CHECKS.items():
+        # Formats apply to strings only; the "type" keyword reports anything else.
+        checker.checks(name)(lambda value, check=check: not isinstance(value, str) or check(value))
+    return validators.extend(Draft202012Validator, type_checker=type_checker), checker
 
 
-def _compiled(kind: str, name: str, schema: dict):
-    key = (kind, name)
-    validator = _VALIDATORS.get(key)
-    if validator is None:
-        cls = _validator_class()
-        validator = cls(schema, format_checker=_VALIDATORS["__formats__"])
-        _VALIDATORS[key] = validator
-    return validator
+@functools.lru_cache(maxsize=None)
+def _compiled(kind: str, name: str):
+    """The validator of a plugin or IPAM type's schema, built once per process."""
+    cls, checker = _validator_class()
+    schema = PLUGIN_SCHEMAS[name] if kind == "plugin" else IPAM_SCHEMAS[name]
+    return cls(schema, format_checker=checker)
 
 
 # --- jsonschema errors -> findings -----------------------------------------------------------------
@@ -504,7 +496,7 @@ def _check_plugins(conf: dict, version: str, report: ValidationReport) -> list:
             go_view = plugin
         else:
             go_view = _lint_keys(plugin, schema, base, f"{plugin_type} plugin", report, skip=RESERVED_KEYS)
-            _schema_findings(_compiled("plugin", plugin_type, schema), go_view, base, report)
+            _schema_findings(_compiled("plugin", plugin_type), go_view, base, report)
         if ipam_type:
             go_view = dict(go_view, ipam=_check_ipam(go_view["ipam"], ipam_type, base + ["ipam"], report))
             subnets.extend(_check_ipam_semantics(go_view, ipam_type, base, version, report))
@@ -544,7 +536,7 @@ def _check_ipam(ipam: dict, ipam_type: str, base: list, report: ValidationReport
         report.warn(json_path(base + ["type"]), "is not a reference IPAM plugin: its keys were not checked", ipam_type)
         return ipam
     go_view = _lint_keys(ipam, schema, base, f"{ipam_type} IPAM plugin", report)
-    _schema_findings(_compiled("ipam", ipam_type, schema), go_view, base, report)
+    _schema_findings(_compiled("ipam", ipam_type), go_view, base, report)
     return go_view
 
 

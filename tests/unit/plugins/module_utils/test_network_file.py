@@ -54,6 +54,11 @@ def test_build_from_text_keeps_duplicate_findings_and_overrides_envelope():
     assert [f.path for f in report.warnings] == ["plugins[0].type"]
 
 
+def test_build_turns_yaml_keys_into_json_keys():
+    conf, _report = netfile.build_conflist("web", [{"type": "tuning", "sysctl": {1: "x"}}])
+    assert conf["plugins"][0]["sysctl"] == {"1": "x"}
+
+
 def test_build_from_mapping_fills_the_name_and_does_not_modify_it():
     config = {"cniVersion": "1.0.0", "plugins": LOOPBACK}
     conf, _report = netfile.build_conflist("web", config=config)
@@ -66,6 +71,7 @@ def test_build_from_mapping_fills_the_name_and_does_not_modify_it():
     ("web", "[1]", "config"),
     ("web", 42, "config"),
     ("bad/name", None, "name"),
+    ("web", {"plugins": [{"type": "loopback", "x": {1, 2}}]}, "config"),
 ])
 def test_build_rejects(name, config, path):
     with pytest.raises(ConfigError) as raised:

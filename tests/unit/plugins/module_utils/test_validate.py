@@ -249,6 +249,11 @@ CASES = [
         {"option": "host-name", "value": "h" * 256}]}}), "plugins[0].ipam.provide[0].value"),
     ("dhcp provide without option", net({"type": "macvlan", "master": "eth0", "ipam": {"type": "dhcp", "provide": [{"value": "x"}]}}),
      "plugins[0].ipam.provide[0].option"),
+    # --- formats only apply to strings; the type check speaks for other values ---
+    ("MAC not a string", net({"type": "macvlan", "master": "eth0", "mac": 5}), "plugins[0].mac"),
+    ("subnet not a string", net(hl(subnet=5)), "plugins[0].ipam.subnet"),
+    ("dhcp option not a string", net({"type": "macvlan", "master": "eth0", "ipam": {"type": "dhcp", "request": [{"option": 5}]}}),
+     "plugins[0].ipam.request[0].option"),
     # --- keys as Go reads them ---
     ("case variant is validated as its canonical key", net({"type": "bridge", "VLAN": 5000}), "plugins[0].vlan"),
     ("third-party plugin", net({"type": "flannel", "delegate": {"anything": 1}}), None),
