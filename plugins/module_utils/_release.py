@@ -13,6 +13,7 @@ so the module can use Ansible's proxy and certificate handling and tests can use
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -451,6 +452,36 @@ def _stage_one(source, name: str, expected: str, stage: str, timeout: float) -> 
     return probe_versions(path, timeout)
 
 
+@contextlib.contextmanager
+def _staging(dest: str):
+    """A staging directory inside dest, flocked while this install uses it: a process killed
+    mid-install (SIGKILL skips the clean-up) releases the lock, which marks its stage abandoned."""
+    stage = tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=dest)
+    fd = os.open(stage, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield stage
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+        os.close(fd)
+
+
+def _remove_abandoned_stages(dest: str) -> None:
+    """Remove the stages of killed installs; a stage still locked belongs to a running one."""
+    for name in os.listdir(dest):
+        path = os.path.join(dest, name)
+        if not name.startswith(STAGE_PREFIX) or os.path.islink(path) or not os.path.isdir(path):
+            continue
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            shutil.rmtree(path, ignore_errors=True)
+        except BlockingIOError:
+            pass  # a running install's stage
+        finally:
+            os.close(fd)
+
+
 def apply(plan: Plan, source, timeout: float) -> dict:
     """Carry out ``plan``; return {name: supported CNI versions} of the binaries written.
 
@@ -458,17 +489,16 @@ def apply(plan: Plan, source, timeout: float) -> dict:
     before the first rename, so a bad release leaves dest as it was."""
     dest = plan.dest
     versions = {}
+    if os.path.isdir(dest):
+        _remove_abandoned_stages(dest)
     if plan.install or plan.update:
         ensure_dir(dest, BINARY_MODE)
-        stage = tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=dest)
-        try:
+        with _staging(dest) as stage:
             files = plan.new_manifest["files"]
             for name in plan.install + plan.update:
                 versions[name] = _stage_one(source, name, files[name], stage, timeout)
             for name in plan.install + plan.update:
                 os.replace(os.path.join(stage, name), os.path.join(dest, name))
-        finally:
-            shutil.rmtree(stage, ignore_errors=True)
     for name in plan.remove:
         remove_if_exists(os.path.join(dest, name))
     if os.path.isdir(dest):

@@ -1,0 +1,226 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The module processes killed with SIGKILL at random points of ADD, DEL and install: the next
+run converges to exactly the declared state, nothing is leaked, and no file (cache, conflist,
+manifest, binary) is ever left truncated.
+
+Each iteration runs the real modules (cni_network then cni_attach, or cni_plugin_install) as
+Ansible runs them on a host, kills the process group after a random delay, waits for the
+plugins the kill orphaned, checks every file parses, runs the modules again to completion and
+checks the declared state exactly. The chain is bridge + host-local, the test double sleeping
+(so a kill lands mid-ADD or mid-DEL often), tuning and portmap. Every iteration changes the
+network (tuning's MTU alternates) or the release (two versions alternate), so the killed run
+always has work to do: replacement of an attachment, rewrite of a conflist, replacement of
+binaries."""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import os
+import random
+import tarfile
+
+import modules
+import pytest
+from conftest import PREFIX, addresses_in, count, link_names, valid_cache_files
+from fakeplugin import FakePlugins
+from release_server import build_release
+
+from ansible_collections.cnikit.cni.plugins.module_utils import _release
+
+KILLS = count(12, 50)
+SEED = int(os.environ.get("CNIKIT_RELIABILITY_SEED", "20261121"))
+MTUS = (1400, 1420)
+
+
+class Scenario:
+    """One network, one namespace, the declared attachment, and checks of the host."""
+
+    def __init__(self, host, tmp_path):
+        self.host = host
+        self.work = str(tmp_path / "moduletmp")
+        self.subnet_prefix = f"10.247.{host.index}."
+        self.network = f"{PREFIX}kill{host.index}"
+        self.netns = host.netns(f"k{host.index}")
+        self.container_id = f"{PREFIX}cid{host.index}"
+        FakePlugins(host.fake_dir).install("sleep", ADD={"sleep": 0.3}, DEL={"sleep": 0.2})
+        self.port = 21000 + host.index
+
+    def plugins(self, mtu: int) -> list:
+        return [{"type": "sleep"}, {"type": "tuning", "mtu": mtu},
+                {"type": "portmap", "capabilities": {"portMappings": True}, "snat": False}]
+
+    def conflist(self, mtu: int) -> dict:
+        return self.host.conflist(self.network, self.plugins(mtu), subnet=self.subnet_prefix + "0/24")
+
+    def paths(self) -> dict:
+        return {"cni_path": self.host.cni_path, "conf_dir": self.host.conf_dir, "timeout": 20}
+
+    def network_args(self, mtu: int) -> dict:
+        conf = self.conflist(mtu)
+        return dict(self.paths(), name=self.network, plugins=conf["plugins"], cni_version="1.0.0",
+                    check_plugins=False)
+
+    def attach_args(self, state: str) -> dict:
+        return dict(self.paths(), cache_dir=self.host.cache_dir, network=self.network, netns=self.netns,
+                    container_id=self.container_id, state=state,
+                    capability_args={"portMappings": [{"hostPort": self.port, "containerPort": 80, "protocol": "tcp"}]})
+
+    def converge(self, mtu: int, state: str = "present") -> dict:
+        if state == "present":
+            result = modules.run("cni_network", self.network_args(mtu), self.work)
+            assert not result.get("failed"), result
+        result = modules.run("cni_attach", self.attach_args(state), self.work)
+        assert not result.get("failed"), result
+        return result
+
+    def conflist_path(self) -> str:
+        [name] = [n for n in os.listdir(self.host.conf_dir) if n.endswith(".conflist")]
+        return os.path.join(self.host.conf_dir, name)
+
+    def files_parse(self) -> None:
+        """Every file the modules write is whole: conflists and cache entries parse."""
+        for name in os.listdir(self.host.conf_dir):
+            path = os.path.join(self.host.conf_dir, name)
+            if name.endswith(".conflist"):
+                with open(path, encoding="utf-8") as handle:
+                    json.load(handle)
+        valid_cache_files(self.host.cache_dir)
+
+    def leftovers(self) -> list:
+        """Temporary files a killed atomic write left beside its target."""
+        dirs = [self.host.conf_dir, os.path.join(self.host.cache_dir, "results")]
+        return [os.path.join(d, n) for d in dirs if os.path.isdir(d) for n in os.listdir(d) if n.startswith(".")]
+
+    def assert_attached(self, mtu: int) -> None:
+        """Exactly the declared state: one eth0 with one address of the subnet, reserved once for
+        this container, one veth on the bridge, one portmap chain, one valid cache entry made
+        with the declared configuration, no intent marker, the conflist as declared."""
+        with open(self.conflist_path(), encoding="utf-8") as handle:
+            assert json.load(handle)["plugins"] == self.conflist(mtu)["plugins"]
+        assert link_names(os.path.basename(self.netns)) == ["lo", "eth0"]
+        [address] = addresses_in(self.netns)
+        assert address.startswith(self.subnet_prefix)
+        ip = address.split("/")[0]
+        assert self.host.reservations(self.network) == {ip: self.container_id}
+        state = self.host.state(self.network, [self.container_id])
+        assert len(state["veths"]) == 1, state
+        assert len([line for line in state["nat"] if line.startswith("CNI-DN-")]) == 1, state
+        assert state["pending"] == [], state
+        [entry] = valid_cache_files(self.host.cache_dir)
+        assert json.loads(entry.config)["plugins"] == self.conflist(mtu)["plugins"]
+        assert [i["address"] for i in entry.result["ips"]] == [address]
+        assert self.leftovers() == []
+
+
+def where(scenario: Scenario) -> str:
+    """Where the kill landed, judged from what it left."""
+    state = scenario.host.state(scenario.network, [scenario.container_id])
+    if state["pending"]:
+        return "mid-ADD (intent marker left)"
+    if state["cache"]:
+        return "cache entry present"
+    return "no attachment recorded"
+
+
+@pytest.fixture
+def rng():
+    return random.Random(SEED)
+
+
+def test_kill_during_add_converges_exactly(host, tmp_path, rng, record_property):
+    scenario = Scenario(host, tmp_path)
+    scenario.converge(MTUS[0])
+    landed = collections.Counter()
+    orphans = 0
+    for iteration in range(KILLS):
+        mtu = MTUS[(iteration + 1) % 2]
+        delay = rng.uniform(0.0, 2.2)  # network module ~0.6 s, then attach: DEL + ADD ~1.5 s
+        killed = modules.run_killed("cni_network", scenario.network_args(mtu), scenario.work, delay)
+        if killed:
+            landed["cni_network"] += 1
+        else:
+            remaining = max(0.0, delay - 0.6)
+            killed = modules.run_killed("cni_attach", scenario.attach_args("present"), scenario.work, remaining)
+            landed[f"cni_attach: {where(scenario)}" if killed else "after both finished"] += 1
+        orphans += modules.wait_for_orphans(scenario.container_id)
+        scenario.files_parse()
+        scenario.converge(mtu)
+        scenario.assert_attached(mtu)
+    scenario.converge(MTUS[0], "absent")
+    host.assert_clean(scenario.network, [scenario.container_id], [scenario.netns])
+    record_property("kills", dict(landed, orphaned_plugins=orphans))
+    print(f"ADD kills: {dict(landed)}; orphaned plugin processes waited for: {orphans}")
+
+
+def test_kill_during_del_converges_exactly(host, tmp_path, rng, record_property):
+    scenario = Scenario(host, tmp_path)
+    landed = collections.Counter()
+    orphans = 0
+    for _ in range(KILLS):
+        scenario.converge(MTUS[0])
+        killed = modules.run_killed("cni_attach", scenario.attach_args("absent"), scenario.work, rng.uniform(0.0, 1.4))
+        landed[where(scenario) if killed else "after it finished"] += 1
+        orphans += modules.wait_for_orphans(scenario.container_id)
+        scenario.files_parse()
+        result = scenario.converge(MTUS[0], "absent")
+        assert result["action"] in ("deleted", "absent")
+        host.assert_clean(scenario.network, [scenario.container_id], [scenario.netns])
+        assert scenario.leftovers() == []
+    record_property("kills", dict(landed, orphaned_plugins=orphans))
+    print(f"DEL kills: {dict(landed)}; orphaned plugin processes waited for: {orphans}")
+
+
+# -- install ---------------------------------------------------------------------------------
+
+INSTALLED = ["bridge", "host-local", "loopback", "tuning"]
+
+
+def _members(tarball: str) -> dict:
+    with tarfile.open(tarball) as archive:
+        return {m.name[2:]: hashlib.sha256(archive.extractfile(m).read()).hexdigest()
+                for m in archive if m.isreg() and m.name[2:] in INSTALLED}
+
+
+def _sha256(path: str) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
+def test_kill_during_install_converges_exactly(tmp_path, rng, record_property):
+    if os.geteuid() != 0:
+        pytest.skip("installs with root ownership")
+    releases = {version: build_release(str(tmp_path / "releases"), version, "amd64", INSTALLED,
+                                       patch={name: version.encode() for name in INSTALLED})
+                for version in ("1.1.1", "1.1.2")}
+    digests = {version: _members(path) for version, path in releases.items()}
+    dest = str(tmp_path / "opt-cni-bin")
+    work = str(tmp_path / "moduletmp")
+
+    def args(version):
+        return {"src": releases[version], "version": version, "dest": dest}
+
+    assert not modules.run("cni_plugin_install", args("1.1.1"), work).get("failed")
+    landed = collections.Counter()
+    for iteration in range(KILLS):
+        version = ("1.1.2", "1.1.1")[iteration % 2]
+        killed = modules.run_killed("cni_plugin_install", args(version), work, rng.uniform(0.0, 1.5))
+        manifest = _release.read_manifest(dest)  # parses, or raises
+        landed[f"killed, manifest of {manifest and manifest.get('version')}" if killed else "after it finished"] += 1
+        for name in os.listdir(dest):
+            if not name.startswith("."):
+                assert _sha256(os.path.join(dest, name)) in (digests["1.1.1"][name], digests["1.1.2"][name]), \
+                    f"{name} is neither release's binary (truncated?)"
+        result = modules.run("cni_plugin_install", args(version), work)
+        assert not result.get("failed"), result
+        assert sorted(os.listdir(dest)) == sorted(INSTALLED + [_release.MANIFEST_NAME]), "leftovers in dest"
+        assert _release.read_manifest(dest)["version"] == version
+        for name in INSTALLED:
+            path = os.path.join(dest, name)
+            assert _sha256(path) == digests[version][name]
+            assert os.stat(path).st_mode & 0o7777 == 0o755
+    record_property("kills", dict(landed))
+    print(f"install kills: {dict(landed)}")
