@@ -101,12 +101,12 @@ def main() -> None:
     parser.add_argument("--port-file", required=True, help="written with the port once serving")
     args = parser.parse_args()
     for spec in args.release:
-        version, _, minus = spec.partition(":")
+        version, minus = (spec.split(":", 1) + [""])[:2]
         left_out = {name.lstrip("-") for name in minus.split(",") if name}
         plugins = [name for name in sorted(os.listdir(PLUGIN_SOURCE)) if name not in left_out]
         # Each version's binaries differ, as a real upgrade's do.
         build_release(args.root, version, args.arch, plugins, patch={name: version.encode() for name in plugins})
-    server, _ = start_server(args.root)
+    server = start_server(args.root)[0]
     with open(args.port_file + ".tmp", "w", encoding="ascii") as out:
         out.write(str(server.server_address[1]))
     os.replace(args.port_file + ".tmp", args.port_file)
