@@ -62,4 +62,3 @@ def bridge_name():
 def subnet():
     """A /24 of its own within 10.250.0.0/16."""
     return f"10.250.{100 + next(_counter) % 150}.0/24"
-

@@ -64,7 +64,7 @@ def debug_path(config):
     if isinstance(config, dict) and config.get("debugFile"):
         return config["debugFile"]
     for item in os.environ.get("CNI_ARGS", "").split(";"):
-        key, _, value = item.partition("=")
+        key, _sep, value = item.partition("=")
         if key == "DEBUG" and value:
             return value
     sidecar = os.path.abspath(sys.argv[0]) + ".debug.json"

@@ -163,7 +163,7 @@ def test_list_entries_sorted_filtered_and_reporting_problems(tmp_path):
     entries, problems = _cache.list_entries(str(tmp_path), "net1")
     assert [(e.network, e.container_id) for e in entries] == [("net1", "c1"), ("net1", "c2")]
     assert [p.path for p in problems] == [str(results / "net1-broken-eth0")]
-    everything, _ = _cache.list_entries(str(tmp_path))
+    everything = _cache.list_entries(str(tmp_path))[0]
     assert [(e.network, e.container_id) for e in everything] == [("net1", "c1"), ("net1", "c2"), ("net2", "c1")]
 
 

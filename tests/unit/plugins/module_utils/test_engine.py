@@ -134,7 +134,7 @@ def test_add_chains_results_and_caches_the_last_one(engine, fake):
     calls = fake.calls("ADD")
     assert [c["plugin"] for c in calls] == ["noop", "noop2", "noop3"]
     assert "prevResult" not in calls[0]["stdin"]
-    expected_prev = {k: v for k, v in _result("1.0.0").items()}
+    expected_prev = _result("1.0.0")
     assert calls[1]["stdin"]["prevResult"] == expected_prev  # 0.4.0 result converted to 1.0.0
     assert calls[2]["stdin"]["prevResult"] == expected_prev  # noop2 passed it through
     assert calls[0]["env"] == {"CNI_COMMAND": "ADD", "CNI_CONTAINERID": "c1", "CNI_NETNS": NETNS,
@@ -477,7 +477,8 @@ def test_gc_collects_every_error(engine, fake):
     fake.clear()
     report = engine.gc(network, [])
     assert report["deleted"] == []
-    assert [e["msg"].split(": ", 1)[0] for e in report["errors"]] == ["DEL of network net failed (the cache entry is kept for a retry)"] * 3 + ["plugin noop failed (GC) [code 999]"]
+    failed_del = "DEL of network net failed (the cache entry is kept for a retry)"
+    assert [e["msg"].split(": ", 1)[0] for e in report["errors"]] == [failed_del] * 3 + ["plugin noop failed (GC) [code 999]"]
     assert ("GC", "noop2") in _sequence(fake)  # the failed GC of noop did not stop noop2's
     assert _cache_file(engine, container_id="c2").exists()
 
@@ -514,7 +515,7 @@ def test_gc_waits_for_an_add_of_the_same_network_in_flight(engine, fake, tmp_pat
 
 def _wait_for(condition, seconds=10):
     event = threading.Event()
-    for _ in range(int(seconds / 0.01)):
+    for _attempt in range(int(seconds / 0.01)):
         if condition():
             return
         event.wait(0.01)
