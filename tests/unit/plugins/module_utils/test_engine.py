@@ -7,6 +7,7 @@ its rollback, DEL, CHECK, GC, STATUS and the locks between them."""
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import sys
 import threading
@@ -48,6 +49,15 @@ def fake(tmp_path):
     for name in ("noop", "noop2", "noop3"):
         plugins.install(name)
     return plugins
+
+
+@pytest.fixture
+def go(tmp_path):
+    """A file a waiting plugin waits for; created at teardown too, so no plugin outlives a
+    failed test."""
+    path = tmp_path / "go"
+    yield path
+    path.touch()
 
 
 @pytest.fixture
@@ -492,8 +502,7 @@ def test_gc_honours_disable_gc(engine, fake):
     assert _cache_file(engine).exists()
 
 
-def test_gc_waits_for_an_add_of_the_same_network_in_flight(engine, fake, tmp_path):
-    go = tmp_path / "go"
+def test_gc_waits_for_an_add_of_the_same_network_in_flight(engine, fake, go):
     fake.configure("noop", ADD={"wait_for": str(go)})
     network = _net("noop", version="1.1.0")
     outcome = {}
@@ -513,6 +522,24 @@ def test_gc_waits_for_an_add_of_the_same_network_in_flight(engine, fake, tmp_pat
     assert [d["container_id"] for d in outcome["gc"]["deleted"]] == ["c1"]
 
 
+def test_gc_waits_for_an_add_in_another_process(engine, fake, go):
+    fake.configure("noop", ADD={"wait_for": str(go)})
+    network = _net("noop", version="1.1.0")
+    add = multiprocessing.get_context("fork").Process(target=engine.add, args=(network, _attachment()))
+    add.start()
+    _wait_for(lambda: fake.calls("ADD"))
+    gc = threading.Thread(target=engine.gc, args=(network, [("c1", "eth0")]))
+    gc.start()
+    gc.join(0.5)
+    assert gc.is_alive() and _sequence(fake) == [("ADD", "noop")]
+    go.touch()
+    add.join(10)
+    gc.join(10)
+    assert add.exitcode == 0
+    assert _sequence(fake) == [("ADD", "noop"), ("GC", "noop")]  # c1 is valid: kept
+    assert _cache_file(engine).exists()
+
+
 def _wait_for(condition, seconds=10):
     event = threading.Event()
     for _attempt in range(int(seconds / 0.01)):
@@ -524,8 +551,7 @@ def _wait_for(condition, seconds=10):
 
 # -- concurrency of attachments -----------------------------------------------------------------
 
-def test_attachments_of_different_containers_run_in_parallel(engine, fake, tmp_path):
-    go = tmp_path / "go"
+def test_attachments_of_different_containers_run_in_parallel(engine, fake, go):
     fake.configure("noop", ADD={"wait_for": str(go)})
     fake.configure("noop2", ADD={"result": _result("1.0.0")})
     slow, quick = _net("noop"), _net("noop2")
@@ -539,8 +565,7 @@ def test_attachments_of_different_containers_run_in_parallel(engine, fake, tmp_p
     assert _cache_file(engine, container_id="c1").exists()
 
 
-def test_operations_on_one_attachment_are_serialised(engine, fake, tmp_path):
-    go = tmp_path / "go"
+def test_operations_on_one_attachment_are_serialised(engine, fake, go):
     fake.configure("noop", ADD={"wait_for": str(go)})
     network = _net("noop")
     add = threading.Thread(target=engine.add, args=(network, _attachment()))
