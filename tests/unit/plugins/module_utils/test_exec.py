@@ -356,3 +356,31 @@ def test_probe_reports_a_failing_plugin(fake):
     path = fake.install("noop", VERSION={"error": {"code": 999, "msg": "boom"}})
     with pytest.raises(PluginError, match=r"\[code 999\]: boom"):
         _exec.probe_versions(path)
+
+
+# -- the test double itself (other suites rely on these ways of driving it) ----------------------
+
+def test_fake_plugin_finds_its_debug_file_in_the_config_or_cni_args(fake, tmp_path):
+    path = fake.install("noop")
+    debug = tmp_path / "debug.json"
+    debug.write_text(json.dumps({"log": fake.log, "ADD": {"result": {"cniVersion": "1.0.0", "from": "file"}}}))
+    by_config = dict(json.loads(CONF), debugFile=str(debug))
+    assert json.loads(_exec.run_plugin(path, ENV, json.dumps(by_config).encode()))["from"] == "file"
+    by_args = dict(ENV, CNI_ARGS=f"IgnoreUnknown=1;DEBUG={debug}")
+    assert json.loads(_exec.run_plugin(path, by_args, CONF))["from"] == "file"
+    assert len(fake.calls("ADD")) == 2
+
+
+def test_fake_plugin_passes_the_prev_result_through_by_default(fake):
+    path = fake.install("noop")
+    prev = {"cniVersion": "1.0.0", "ips": [{"address": "10.250.0.5/24"}]}
+    conf = json.dumps(dict(json.loads(CONF), prevResult=prev)).encode()
+    assert json.loads(_exec.run_plugin(path, ENV, conf)) == prev
+    assert json.loads(_exec.run_plugin(path, ENV, CONF)) == {"cniVersion": "1.0.0"}
+
+
+def test_fake_plugin_refuses_a_config_version_it_does_not_support(fake):
+    path = fake.install("noop", VERSION={"supportedVersions": ["0.3.1", "0.4.0"]})
+    with pytest.raises(PluginError) as info:
+        _exec.run_plugin(path, ENV, CONF)
+    assert (info.value.code, info.value.msg) == (1, "incompatible CNI versions")
