@@ -142,21 +142,24 @@ def test_add_check_del_del(setup, make_netns, version, chained):
     assert engine.delete(network, attachment) is False  # again: idempotent
 
 
-def test_chain_whose_third_plugin_fails_leaves_nothing_behind(setup, make_netns, tmp_path):
+@pytest.mark.parametrize("third", ["fake", "real"])
+def test_chain_whose_third_plugin_fails_leaves_nothing_behind(setup, make_netns, tmp_path, third):
     engine, data_dir, bridge, subnet = setup
     fake = FakePlugins(tmp_path / "fake")
     fake.install("cnit-e-fail", ADD={"error": {"code": 999, "msg": "refusing on purpose"}})
     engine = Engine([PLUGIN_DIR, fake.directory], engine.cache_dir, timeout=30)
     netns = make_netns()
     raw = _conflist("cnit-e-net", "1.0.0", bridge, subnet, data_dir, chained=False).raw
-    raw["plugins"] += [{"type": "tuning", "mtu": 1300}, {"type": "cnit-e-fail"}, {"type": "bandwidth"}]
+    failing = {"type": "cnit-e-fail"} if third == "fake" else {"type": "tuning", "mac": "not-a-mac"}
+    raw["plugins"] += [{"type": "tuning", "mtu": 1300}, failing, {"type": "bandwidth"}]
     network = parse_network_list(raw)
     attachment = Attachment("cnit-e-c1", netns, "eth0")
 
-    with pytest.raises(OperationError, match="refusing on purpose") as info:
+    with pytest.raises(OperationError, match="refusing on purpose" if third == "fake" else "invalid MAC address") as info:
         engine.add(network, attachment)
     assert info.value.cleanup_errors == []
-    assert [c["verb"] for c in fake.calls()] == ["ADD", "DEL"]
+    if third == "fake":
+        assert [c["verb"] for c in fake.calls()] == ["ADD", "DEL"]
     # No veth on either side, no address reservation, no cache file.
     assert [link["ifname"] for link in ip_json("-n", os.path.basename(netns), "link", "show")] == ["lo"]
     assert ip_json("link", "show", "master", bridge) == []
