@@ -22,10 +22,12 @@ Debug file format (every key optional)::
 
     {
       "log": "/tmp/calls.jsonl",          # append one JSON line per call
+      "log_env": ["FOO"],                  # also log these environment variables
       "ADD": {                             # one object per verb: ADD DEL CHECK GC STATUS VERSION
         "result": {...} | "PASSTHROUGH",   # printed on success; PASSTHROUGH = the prevResult
                                            #   (ADD's default is PASSTHROUGH, or
-                                           #   {"cniVersion": <config version>} without one)
+                                           #   {"cniVersion": <config version>} without one;
+                                           #   other verbs print nothing unless given one)
         "error": {"code": 7, "msg": "...", "details": "..."},   # printed on stdout, exit 1
         "stdout": "raw text", "stderr": "raw text",            # printed verbatim
         "exit": 3,                         # exit status (default 0, 1 with "error")
@@ -34,13 +36,13 @@ Debug file format (every key optional)::
         "wait_for": "/tmp/go",             # first wait (at most 30 s) until this file exists
         "fork_sleep": 30,                  # fork a child that sleeps this long, holding stdout
         "signal": "SIGSEGV",               # kill itself with this signal (after sleeping)
-        "supportedVersions": ["0.3.1", "0.4.0"]   # VERSION only
+        "supportedVersions": ["0.3.1", "0.4.0"]   # the VERSION answer (see below)
       }
     }
 
-``stdout``/``stderr`` replace the normal output of that stream; ``error`` wins over
-``result``. A config ``cniVersion`` outside ``supportedVersions`` fails every verb but VERSION
-with code 1, as Go plugins do.
+``stdout`` replaces what would be printed; ``error`` wins over ``result``. A config
+``cniVersion`` outside the supported versions (the verb's own ``supportedVersions``, else
+VERSION's, else all) fails every verb but VERSION with code 1, as Go plugins do.
 
 Log line: ``{"verb": "ADD", "plugin": "<name run as>", "env": {CNI_* vars present},
 "stdin": <parsed stdin or the raw text>, "pid": <its pid>, "extra_env": {"FOO": "..."}}`` where
