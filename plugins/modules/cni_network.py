@@ -261,8 +261,6 @@ def present(module, params, path: str, result: dict) -> None:
     if params["validate"] != "none":
         cni_path = params["cni_path"] if params["check_plugins"] else None
         netfile.validate_on_host(conf, path, params["conf_dir"], report, cni_path, params["timeout"])
-    elif not isinstance(conf.get("plugins"), list):
-        report.error("plugins", "must be a list of plugin objects", conf.get("plugins"))
     data, result["config"] = netfile.normalise(conf)
     _report(module, report, params["validate"], result)
     if params["validate_only"]:
@@ -309,7 +307,7 @@ def _report(module, report: ValidationReport, mode: str, result: dict) -> None:
     if report.errors and mode == "strict":
         module.fail_json(msg=f"the network configuration is not valid: {report.summary()}", **result)
     for finding in report.errors:
-        module.warn(f"invalid, written anyway (validate=warn): {finding}")
+        module.warn(f"invalid, written anyway (validate={mode}): {finding}")
 
 
 def main():
