@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass, field
 
 from ._errors import CNIError, ConfigError
-from ._fileio import atomic_write, ensure_dir, file_lock, read_if_exists, remove_if_exists
+from ._fileio import atomic_write, ensure_dir, file_lock, fsync_dir, read_if_exists, remove_if_exists
 from ._identifiers import MAX_NAME_BYTES, check_container_id, check_ifname, check_network_name
 
 KIND = "cniCacheV1"
@@ -144,7 +144,14 @@ def mark_pending(cache_dir: str, network: str, container_id: str, ifname: str) -
     path = _pending_path(cache_dir, network, container_id, ifname)
     ensure_dir(cache_dir, 0o700)
     ensure_dir(os.path.dirname(path), 0o700)
-    atomic_write(path, b"", mode=0o600)
+    # An empty file has no content to replace atomically: creating it and making its directory
+    # entry durable is enough, and saves atomic_write's rename and second fsync on every ADD.
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+    fsync_dir(os.path.dirname(path))
 
 
 def clear_pending(cache_dir: str, network: str, container_id: str, ifname: str) -> None:
