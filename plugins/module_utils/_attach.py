@@ -103,6 +103,8 @@ def _converge_present(engine: Engine, desired: Desired, check_mode: bool) -> Out
     else:
         healthy, warnings = _health(engine, network, desired)
         if healthy:
+            if not check_mode and engine.interrupted(network.name, desired.attachment):
+                engine.clear_finished_intent(network.name, desired.attachment)
             return Outcome(UNCHANGED, convert(entry.result, engine.version_of(network)), warnings)
         action = REPAIRED
     if check_mode:

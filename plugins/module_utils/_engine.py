@@ -159,6 +159,19 @@ class Engine:
         """True when an ADD of this attachment was started and never finished nor rolled back."""
         return _cache.is_pending(self.cache_dir, network_name, attachment.container_id, attachment.ifname)
 
+    def clear_finished_intent(self, network_name: str, attachment: Attachment) -> None:
+        """Remove the intent marker of an ADD that did finish: a kill between writing the cache
+        entry (the ADD's last step) and removing the marker leaves both, and the complete entry
+        proves the ADD done."""
+        key = (self.cache_dir, network_name, attachment.container_id, attachment.ifname)
+        with _cache.attachment_lock(*key):
+            try:
+                entry = _cache.read_entry(*key)
+            except _cache.CacheError:
+                return
+            if entry is not None and entry.config is not None and entry.result is not None:
+                _cache.clear_pending(*key)
+
     @staticmethod
     def _parse_result(plugin: dict, stdout: bytes, version: str) -> dict:
         try:
