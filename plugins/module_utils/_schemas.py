@@ -10,8 +10,9 @@ sections, encoding the checks each plugin's own Go code makes (containernetworki
 Conventions, read by ``_validate``:
 - ``format`` names one of FORMATS (CIDR, IP, MAC, interface name, DHCP option); the checks
   themselves live in ``_validate`` so that Go's parsing rules have one home.
-- ``x-message`` on a subschema replaces jsonschema's wording when that subschema fails (used for
-  the cross-field rules: mutually exclusive keys, pairs that go together).
+- ``x-message`` on a subschema replaces jsonschema's wording for any failure inside it except a
+  wrong type, so it sits only on rule subschemas (in ``allOf``) that hold nothing else: mutually
+  exclusive keys, pairs that go together, limits with the plugin's own wording.
 - An object schema with ``properties`` and no ``additionalProperties`` is *closed*: a key it does
   not list is reported as a warning (the plugins ignore it silently), not as an error.
 - ``integer`` means a JSON integer: Go rejects ``1500.0`` where jsonschema would accept it.
@@ -132,6 +133,8 @@ def _plugin(properties: dict, *rules: dict) -> dict:
 
 
 VLAN_ID = {"type": "integer", "minimum": 0, "maximum": VLAN_MAX}
+BURST = {"type": "integer", "minimum": 0,
+         "allOf": [{"maximum": BURST_LIMIT_BITS, "x-message": "burst cannot be more than 4GB"}]}
 TRUNK_ID = {"type": "integer", "minimum": 1, "maximum": VLAN_MAX}
 
 PLUGIN_SCHEMAS = {
@@ -144,8 +147,8 @@ PLUGIN_SCHEMAS = {
             "vlanTrunk": {"type": "array", "items": {
                 "type": "object",
                 "properties": {"minID": TRUNK_ID, "maxID": TRUNK_ID, "id": TRUNK_ID},
-                "dependentRequired": {"minID": ["maxID"], "maxID": ["minID"]},
-                "x-message": "minID and maxID must be configured together",
+                "allOf": [{"dependentRequired": {"minID": ["maxID"], "maxID": ["minID"]},
+                           "x-message": "minID and maxID must be configured together"}],
             }},
             "preserveDefaultVlan": DEFS["bool"], "macspoofchk": DEFS["bool"], "enabledad": DEFS["bool"],
             "disableContainerInterface": DEFS["bool"], "portIsolation": DEFS["bool"],
@@ -177,11 +180,11 @@ PLUGIN_SCHEMAS = {
     "host-device": _plugin(
         {
             "device": DEFS["ifname"], "hwaddr": DEFS["mac"],
-            "kernelpath": {"type": "string", "pattern": "^/sys/devices/",
-                           "x-message": "must be absolute and begin with /sys/devices/"},
-            "pciBusID": {"type": "string",
-                         "pattern": "^[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\\.[0-7]$",
-                         "x-message": "must be a PCI address like 0000:00:1f.6"},
+            "kernelpath": {"type": "string", "allOf": [
+                {"pattern": "^/sys/devices/", "x-message": "must be absolute and begin with /sys/devices/"}]},
+            "pciBusID": {"type": "string", "allOf": [
+                {"pattern": "^[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\\.[0-7]$",
+                 "x-message": "must be a PCI address like 0000:00:1f.6"}]},
         },
         {
             "anyOf": [
@@ -212,8 +215,7 @@ PLUGIN_SCHEMAS = {
         {"required": ["vrfname"], "x-message": "vrfname is required (the VRF to create or join)"},
     ),
     "tuning": _plugin({
-        "sysctl": {"type": "object", "additionalProperties": {
-            "type": "string", "x-message": "sysctl values must be strings, like \"1\""}},
+        "sysctl": {"type": "object", "additionalProperties": DEFS["string"]},
         "mac": DEFS["mac"], "promisc": DEFS["bool"], "mtu": DEFS["uint"], "txQLen": DEFS["uint"],
         "allmulti": DEFS["bool"], "dataDir": DEFS["string"],
     }),
@@ -230,10 +232,7 @@ PLUGIN_SCHEMAS = {
     "bandwidth": _plugin(
         {
             "ingressRate": DEFS["uint64"], "egressRate": DEFS["uint64"],
-            "ingressBurst": {"type": "integer", "minimum": 0, "maximum": BURST_LIMIT_BITS,
-                             "x-message": "burst cannot be more than 4GB"},
-            "egressBurst": {"type": "integer", "minimum": 0, "maximum": BURST_LIMIT_BITS,
-                            "x-message": "burst cannot be more than 4GB"},
+            "ingressBurst": BURST, "egressBurst": BURST,
             "shapedSubnets": {"type": "array", "items": DEFS["cidr"]},
             "unshapedSubnets": {"type": "array", "items": DEFS["cidr"]},
         },
@@ -251,8 +250,8 @@ PLUGIN_SCHEMAS = {
     }),
     "sbr": _plugin({
         "table": DEFS["int"],
-        "gateways": {"type": "array", "maxItems": 2, "items": DEFS["ip"],
-                     "x-message": "gateways list cannot contain more than 2 entries (one IPv4, one IPv6)"},
+        "gateways": {"type": "array", "items": DEFS["ip"], "allOf": [
+            {"maxItems": 2, "x-message": "gateways list cannot contain more than 2 entries (one IPv4, one IPv6)"}]},
         "addSourceHints": DEFS["bool"],
     }),
 }
@@ -299,7 +298,8 @@ IPAM_SCHEMAS = {
                 "type": "object", "required": ["option"],
                 "properties": {
                     "option": {"type": "string", "format": "dhcp-option"},
-                    "value": {"type": "string", "maxLength": 255, "x-message": "value too long for option (255 characters at most)"},
+                    "value": {"type": "string", "allOf": [
+                        {"maxLength": 255, "x-message": "value too long for option (255 characters at most)"}]},
                     "fromArg": DEFS["string"],
                 },
             }},

@@ -327,6 +327,21 @@ def test_messages_name_path_value_and_suggestion():
         "path": "plugins[0].ipMasq", "message": "must be a boolean (true or false, not a string)", "value": "true"}
 
 
+@pytest.mark.parametrize("plugin, path, message", [
+    ({"type": "bandwidth", "ingressRate": 1, "ingressBurst": -1}, "plugins[1].ingressBurst", "must be at least 0"),
+    ({"type": "bandwidth", "ingressRate": 1, "ingressBurst": 2**40}, "plugins[1].ingressBurst", "burst cannot be more than 4GB"),
+    ({"type": "sbr", "gateways": ["gw"]}, "plugins[1].gateways[0]", "is not an IPv4 or IPv6 address"),
+    ({"type": "sbr", "gateways": ["10.0.0.1", "fd00::1", "10.0.0.2"]}, "plugins[1].gateways",
+     "gateways list cannot contain more than 2 entries (one IPv4, one IPv6)"),
+    ({"type": "bridge", "vlanTrunk": [{"minID": 0, "maxID": 5}]}, "plugins[1].vlanTrunk[0].minID", "must be at least 1"),
+    ({"type": "bridge", "vlanTrunk": [{"maxID": 5}]}, "plugins[1].vlanTrunk[0].minID", "minID and maxID must be configured together"),
+    ({"type": "host-device", "kernelpath": "/dev/x"}, "plugins[1].kernelpath", "must be absolute and begin with /sys/devices/"),
+])
+def test_rule_messages_stay_with_their_rule(plugin, path, message):
+    report = validate_network_list(net(PTP_HL, plugin))
+    assert message in [f.message for f in report.errors if f.path == path]
+
+
 def test_input_is_not_modified():
     conf = net({"type": "bridge", "MTU": 1500, "vlan": None})
     snapshot = json.loads(json.dumps(conf))
