@@ -120,7 +120,7 @@ def _together(first: str, second: str, message: str) -> dict:
     """When ``first`` is set to a non-zero value, ``second`` must be too (Go: 0 means unset)."""
     return {
         "if": {"required": [first], "properties": {first: {"type": "integer", "exclusiveMinimum": 0}}},
-        "then": {"required": [second], "properties": {second: {"exclusiveMinimum": 0}},
+        "then": {"required": [second], "properties": {second: {"not": {"const": 0}}},
                  "x-message": message},
     }
 
