@@ -83,7 +83,10 @@ options:
     choices: [present, absent]
     default: present
   create_netns:
-    description: Create a named namespace that does not exist yet (O(state=present) only).
+    description:
+      - Create a named namespace that does not exist yet (O(state=present) only).
+      - A namespace created by the task for attachments that all failed is removed again, so a failed task leaves
+        nothing behind.
     type: bool
     default: false
   run_check:
@@ -350,6 +353,20 @@ def ensure_namespaces(desired: list, specs: list, check_mode: bool) -> list:
     return created
 
 
+def release_unused_namespaces(created: list, desired: list, outcomes: list, check_mode: bool) -> list:
+    """Remove the namespaces this run created for attachments that all failed, so a failed
+    task leaves nothing behind; return the created namespaces that stay."""
+    kept = []
+    for name in created:
+        users = [o for d, o in zip(desired, outcomes) if netns_name(d.attachment.netns) == name]
+        if users and all(isinstance(o, CNIError) for o in users):
+            if not check_mode:
+                _netns.remove(name)
+            continue
+        kept.append(name)
+    return kept
+
+
 def diff_of(items: list) -> dict:
     def line(item, attached):
         return f"{item['network']}/{item['container_id']}/{item['ifname']}: {'attached' if attached else 'detached'}\n"
@@ -388,6 +405,7 @@ def main():
         desired = [build_desired(spec, prefix, networks, params["run_check"]) for prefix, spec in specs]
         created = ensure_namespaces(desired, specs, module.check_mode)
         outcomes = _attach.converge_all(engine, desired, module.check_mode, params["parallel"])
+        created = release_unused_namespaces(created, desired, outcomes, module.check_mode)
     except CNIError as error:
         fail_from_error(module, error)
     items = [_attach.describe(d, o) for d, o in zip(desired, outcomes)]
