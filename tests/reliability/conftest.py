@@ -127,8 +127,8 @@ class Host:
             "veths": veths,
             "reservations": reservations,
             "nat": nat,
-            "cache": sorted(n for n in os.listdir(results) if n.startswith(network + "-")) if os.path.isdir(results) else [],
-            "pending": sorted(os.listdir(pending)) if os.path.isdir(pending) else [],
+            "cache": _entries_of(results, network, container_ids),
+            "pending": _entries_of(pending, network, container_ids),
         }
 
     def assert_clean(self, network: str, container_ids: list, namespaces: list = ()) -> None:
@@ -139,6 +139,13 @@ class Host:
         assert not leftovers, f"leaked: {leftovers}"
         for netns in namespaces:
             assert link_names(os.path.basename(netns)) == ["lo"], f"{netns} still has {link_names(os.path.basename(netns))}"
+
+
+def _entries_of(directory: str, network: str, container_ids: list) -> list:
+    """Files of ``directory`` named for an attachment of these containers, or left half-written."""
+    names = os.listdir(directory) if os.path.isdir(directory) else []
+    prefixes = tuple(f"{network}-{cid}-" for cid in container_ids)
+    return sorted(n for n in names if n.startswith(prefixes) or n.startswith("."))
 
 
 def addresses_in(netns: str, ifname: str = "eth0") -> list:
