@@ -167,7 +167,7 @@ def test_check_mode_predicts_without_add_or_del(setup):
     assert _attach.converge(engine, desired(net, netns), check_mode=True).action == "repaired"
     assert _attach.converge(engine, desired(network(bridge="x"), netns), check_mode=True).action == "replaced"
     assert _attach.converge(engine, desired(net, netns, state="absent"), check_mode=True).action == "deleted"
-    assert {verb for verb, _ in verbs(plugins)} == {"CHECK"}
+    assert {verb for verb, _plugin in verbs(plugins)} == {"CHECK"}
 
 
 def test_converge_all_reports_each_item_and_one_failure_does_not_stop_the_others(setup, tmp_path):
