@@ -189,10 +189,9 @@ def list_entries(cache_dir: str, network: str | None = None) -> tuple:
 def attachment_lock(cache_dir: str, network: str, container_id: str, ifname: str):
     """Serialise operations on one attachment, and keep GC of its network out meanwhile."""
     check_network_name(network, "network")
-    locks = _locks_dir(cache_dir)
     stripe = int(hashlib.sha256(f"{network}\0{container_id}\0{ifname}".encode()).hexdigest(), 16) % LOCK_STRIPES
-    with file_lock(os.path.join(locks, f"network-{network}.lock"), shared=True):
-        with file_lock(os.path.join(locks, f"attachment-{stripe:03d}.lock")):
+    with file_lock(_lock_path(cache_dir, f"network-{network}.lock"), shared=True):
+        with file_lock(_lock_path(cache_dir, f"attachment-{stripe:03d}.lock")):
             yield
 
 
@@ -200,12 +199,20 @@ def attachment_lock(cache_dir: str, network: str, container_id: str, ifname: str
 def network_gc_lock(cache_dir: str, network: str):
     """Exclusive against every ADD/DEL/CHECK of ``network`` (the spec's GC rule)."""
     check_network_name(network, "network")
-    with file_lock(os.path.join(_locks_dir(cache_dir), f"network-{network}.lock")):
+    with file_lock(_lock_path(cache_dir, f"network-{network}.lock")):
         yield
 
 
-def _locks_dir(cache_dir: str) -> str:
-    path = os.path.join(cache_dir, LOCKS_SUBDIR)
-    ensure_dir(cache_dir, 0o700)
-    ensure_dir(path, 0o700)
+def _lock_path(cache_dir: str, name: str) -> str:
+    """The lock file ``name``, created if missing. A cache dir that cannot hold it (read-only,
+    not a directory) is a ConfigError naming ``cache_dir``, not an OSError escaping a module."""
+    directory = os.path.join(cache_dir, LOCKS_SUBDIR)
+    path = os.path.join(directory, name)
+    try:
+        ensure_dir(cache_dir, 0o700)
+        ensure_dir(directory, 0o700)
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600))
+    except OSError as exc:
+        raise ConfigError("cache_dir", f"cannot create lock files in {directory} ({exc.strerror}: {exc.filename})",
+                          cache_dir) from None
     return path

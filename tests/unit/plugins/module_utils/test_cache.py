@@ -242,3 +242,17 @@ def test_lock_names_are_checked(tmp_path, network):
         with _cache.network_gc_lock(str(tmp_path), network):
             pass
     assert not (tmp_path / _cache.LOCKS_SUBDIR).exists()
+
+
+@pytest.mark.parametrize("lock", [
+    lambda d: _cache.attachment_lock(d, "net", "c1", "eth0"),
+    lambda d: _cache.network_gc_lock(d, "net"),
+])
+def test_unusable_cache_dir_is_a_config_error_naming_it(tmp_path, lock):
+    cache_dir = tmp_path / "cache"
+    cache_dir.write_text("a file, not a directory")
+    with pytest.raises(ConfigError) as info:
+        with lock(str(cache_dir)):
+            pass
+    assert info.value.path == "cache_dir" and info.value.value == str(cache_dir)
+    assert f"cannot create lock files in {cache_dir}/cnikit-locks (File exists: {cache_dir})" in str(info.value)

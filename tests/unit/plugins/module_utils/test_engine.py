@@ -239,6 +239,16 @@ def test_unwritable_cache_fails_the_add_and_rolls_back(engine, fake):
     assert _sequence(fake) == [("ADD", "noop"), ("DEL", "noop")]
 
 
+@pytest.mark.parametrize("verb", ["add", "delete", "check"])
+def test_unusable_cache_dir_fails_before_any_plugin_runs(tmp_path, fake, verb):
+    (tmp_path / "cache").write_text("a file, not a directory")
+    engine = Engine([fake.directory], str(tmp_path / "cache"))
+    with pytest.raises(ConfigError, match="cannot create lock files") as info:
+        getattr(engine, verb)(_net("noop"), _attachment())
+    assert info.value.path == "cache_dir"
+    assert fake.calls() == []
+
+
 def test_result_the_list_version_cannot_hold_fails_the_add(engine, fake):
     fake.configure("noop", ADD={"result": {"cniVersion": "1.0.0", "interfaces": [{"name": "eth0"}]}})
     with pytest.raises(OperationError, match="no valid IP addresses"):
