@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import gzip
 import hashlib
+import http.client
 import json
+import math
 import os
 import re
 import shutil
@@ -160,7 +163,7 @@ def parse_checksum_file(data: bytes, filename: str, algorithm: str, origin: str)
 
 # --- reading sources -----------------------------------------------------------------------
 
-def _read_capped(readable, limit: int, sink, what: str) -> None:
+def _read_capped(readable, limit: float, sink, what: str) -> None:
     """Copy ``readable`` into ``sink`` (a callable taking chunks), failing past ``limit`` bytes."""
     seen = 0
     while True:
@@ -182,15 +185,21 @@ def download(fetch, url: str, directory: str, limits: Limits = Limits()) -> tupl
             handle.write(chunk)
             for hasher in hashers.values():
                 hasher.update(chunk)
-        with contextlib.closing(fetch(url)) as response:
-            _read_capped(response, limits.download, sink, mask_url(url))
+        try:
+            with contextlib.closing(fetch(url)) as response:
+                _read_capped(response, limits.download, sink, mask_url(url))
+        except (OSError, http.client.HTTPException) as exc:
+            raise ReleaseError(f"download of {mask_url(url)} failed: {exc}") from exc
     return path, {name: hasher.hexdigest() for name, hasher in hashers.items()}
 
 
 def fetch_checksum(fetch, checksum: Checksum, filename: str, limits: Limits = Limits()) -> str:
     parts = []
-    with contextlib.closing(fetch(checksum.url)) as response:
-        _read_capped(response, limits.checksum_file, parts.append, mask_url(checksum.url))
+    try:
+        with contextlib.closing(fetch(checksum.url)) as response:
+            _read_capped(response, limits.checksum_file, parts.append, mask_url(checksum.url))
+    except (OSError, http.client.HTTPException) as exc:
+        raise ReleaseError(f"download of {mask_url(checksum.url)} failed: {exc}") from exc
     return parse_checksum_file(b"".join(parts), filename, checksum.algorithm, mask_url(checksum.url))
 
 
@@ -213,7 +222,7 @@ def _member_name(member: tarfile.TarInfo, what: str) -> str | None:
     """The plugin file name of a safe member; None for the root directory entry."""
     name = member.name
     stripped = name[2:] if name.startswith("./") else name
-    if name.startswith("/") or "\\" in name:
+    if name.startswith("/"):
         raise ReleaseError(f"unsafe tarball {what}: member {name!r} has an absolute path")
     if ".." in name.split("/"):
         raise ReleaseError(f"unsafe tarball {what}: member {name!r} contains '..'")
@@ -259,9 +268,9 @@ class TarballSource:
                     if EXTRA_RE.search(name):
                         self.extras.append(name)
                         continue
-                    self.files[name] = _copy_hashed(archive.extractfile(member), limits.member,
-                                                    os.path.join(self._unpacked, name), member.name)
-        except (tarfile.TarError, EOFError, zlib.error) as exc:
+                    self.files[name] = _copy_hashed(archive.extractfile(member), os.path.join(self._unpacked, name),
+                                                    member.name, limits.member)
+        except (tarfile.TarError, gzip.BadGzipFile, EOFError, zlib.error) as exc:
             raise ReleaseError(f"{what} is not a readable tar archive: {exc}") from exc
         if not self.files:
             raise ReleaseError(f"tarball {what} holds no plugin binaries")
@@ -270,7 +279,7 @@ class TarballSource:
         return open(os.path.join(self._unpacked, name), "rb")
 
 
-def _copy_hashed(readable, limit: int, path: str, what: str) -> str:
+def _copy_hashed(readable, path: str, what: str, limit: float = math.inf) -> str:
     """Copy into a new file at ``path``; return the sha256 of what was written."""
     hasher = hashlib.sha256()
     with open(path, "xb") as handle:
@@ -443,7 +452,7 @@ def _stage_one(source, name: str, expected: str, stage: str, timeout: float) -> 
     """Write one binary into the staging directory, check its digest, and ask it VERSION."""
     path = os.path.join(stage, name)
     with source.open(name) as handle:
-        if _copy_hashed(handle, Limits().member, path, name) != expected:
+        if _copy_hashed(handle, path, name) != expected:
             raise ReleaseError(f"{source.what}: {name} changed while it was being installed")
     os.chmod(path, BINARY_MODE)
     owner = _want_owner()
@@ -657,5 +666,10 @@ def _expected(fetch, checksum: Checksum, filename: str, limits: Limits) -> str:
 
 
 def _finish(plan: Plan, source, check_mode: bool, downloaded: bool, timeout: float) -> dict:
-    versions = apply(plan, source, timeout) if plan.changed and not check_mode else {}
+    versions = {}
+    if plan.changed and not check_mode:
+        try:
+            versions = apply(plan, source, timeout)
+        except OSError as exc:
+            raise ReleaseError(f"cannot install into {plan.dest}: {exc}") from exc
     return _result(plan, versions, check_mode, downloaded, timeout)

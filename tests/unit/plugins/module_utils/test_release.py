@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 import os
+import socket
 import stat
 import sys
 import tarfile
@@ -385,6 +386,16 @@ def test_oversized_download(server, dest, fetch, tmp_path):
     assert not os.path.exists(dest) and os.listdir(work) == []
 
 
+def test_unreachable_server(dest, fetch, tmp_path):
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = {"base_url": f"http://bob:pw@127.0.0.1:{port}"}
+    with pytest.raises(ReleaseError, match=rf"^download of http://\*\*\*@127\.0\.0\.1:{port}/v1\.1\.1/\S+ failed: "):
+        run(server, dest, fetch, tmp_path)
+    assert not os.path.exists(dest)
+
+
 # --- hostile tarballs ---------------------------------------------------------------------------
 
 def _member(name, kind=tarfile.REGTYPE, data=b"", mode=0o755, linkname=""):
@@ -407,6 +418,7 @@ HOSTILE = {
     "subdirectory": ([_member("./sub", tarfile.DIRTYPE), _member("./sub/bridge", data=b"x")], "is a subdirectory"),
     "oversized member": ([_member("./bridge", data=b"x" * 5000)], "over the limit of 4096"),
     "oversized total": ([_member(f"./p{i}", data=b"x" * 4000) for i in range(3)], "more than 10000 bytes"),
+    "backslash": ([_member("./..\\bridge", data=b"x")], "is not a plain file name"),
     "duplicate": ([_member("./bridge", data=b"x"), _member("bridge", data=b"y")], "appears twice"),
     "only extras": ([_member("./LICENSE", data=b"x")], "holds no plugin binaries"),
 }
