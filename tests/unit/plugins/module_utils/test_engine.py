@@ -473,6 +473,16 @@ def test_gc_deletes_stale_attachments_and_sends_gc_with_both_keys(engine, fake):
     assert _cache_file(engine, network="other", container_id="c9").exists()
 
 
+def test_gc_keeps_what_the_keep_predicate_accepts(engine, fake):
+    network = _net("noop", version="1.1.0")
+    _add_three(engine, network)
+    fake.clear()
+    report = engine.gc(network, [("c3", "eth0")], keep=lambda entry: entry.container_id == "c2")
+    assert [d["container_id"] for d in report["deleted"]] == ["c1"]
+    assert fake.calls("GC")[0]["stdin"]["cni.dev/valid-attachments"] == \
+        [{"containerID": "c3", "ifname": "eth0"}, {"containerID": "c2", "ifname": "eth0"}]
+
+
 def test_gc_with_nothing_valid_sends_an_empty_list(engine, fake):
     network = _net("noop", version="1.1.0")
     engine.gc(network, [])
@@ -663,6 +673,22 @@ def test_rollback_that_fails_leaves_the_marker_for_the_next_run(engine, fake):
 def test_successful_delete_clears_the_marker(engine, fake):
     _cache.mark_pending(engine.cache_dir, "net", "c1", "eth0")
     engine.delete(_net("noop"), _attachment())
+    assert engine.interrupted("net", _attachment()) is False
+
+
+def test_finished_add_intent_is_cleared_only_with_a_complete_cache_entry(engine, fake):
+    network = _net("noop")
+    _cache.mark_pending(engine.cache_dir, "net", "c1", "eth0")
+    engine.clear_finished_intent("net", _attachment())
+    assert engine.interrupted("net", _attachment()) is True  # no entry: the ADD did not finish
+    _cache_file(engine).parent.mkdir(parents=True)
+    _cache_file(engine).write_text("")
+    engine.clear_finished_intent("net", _attachment())
+    assert engine.interrupted("net", _attachment()) is True  # unusable entry proves nothing
+    _cache_file(engine).unlink()
+    engine.add(network, _attachment())  # a real, complete entry (the DEL of the marker first)
+    _cache.mark_pending(engine.cache_dir, "net", "c1", "eth0")  # as if killed before clearing it
+    engine.clear_finished_intent("net", _attachment())
     assert engine.interrupted("net", _attachment()) is False
 
 
