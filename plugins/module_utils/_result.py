@@ -61,6 +61,8 @@ def select_version(cni_version: str, cni_versions: list | None = None,
 
 
 def family(version: str) -> str:
+    if not isinstance(version, str):
+        raise ResultError("cniVersion", "must be a string", version)
     try:
         return _FAMILY[version or "0.1.0"]
     except KeyError:
@@ -68,6 +70,8 @@ def family(version: str) -> str:
 
 
 def _ip_version(address: str, path: str = "ips[].address") -> str:
+    if not isinstance(address, str):
+        raise ResultError(path, "is not an IP address in CIDR form", address)
     try:
         return "4" if ipaddress.ip_interface(address).version == 4 else "6"
     except ValueError:
@@ -113,10 +117,35 @@ def _to_legacy(result: dict) -> dict:
     return converted
 
 
+def _objects(value, path: str) -> list:
+    """``value`` as a list of objects (None counts as empty), else a ResultError at ``path``."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ResultError(path, "must be a list", value)
+    for index, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise ResultError(f"{path}[{index}]", "must be an object", item)
+    return value
+
+
+def _check_shape(result: dict) -> None:
+    """The parts a conversion walks have the spec's types. A bad result (from a plugin, or a
+    damaged cache file) is a ResultError naming the part, never a crash of ADD's rollback or DEL."""
+    for key in ("ips", "routes", "interfaces"):
+        _objects(result.get(key), key)
+    for key in ("ip4", "ip6"):
+        ipconf = result.get(key)
+        if ipconf is not None and not isinstance(ipconf, dict):
+            raise ResultError(key, "must be an object", ipconf)
+        _objects((ipconf or {}).get("routes"), f"{key}.routes")
+
+
 def convert(result: dict, to_version: str) -> dict:
     """Convert a result to ``to_version`` by the spec's rules; the input is not modified."""
     if not isinstance(result, dict):
         raise ResultError("result", "must be a JSON object", result)
+    _check_shape(result)
     result = copy.deepcopy(result)
     source = family(result.get("cniVersion") or "")
     target = family(to_version)

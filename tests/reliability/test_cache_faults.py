@@ -39,6 +39,12 @@ def _result_of_unknown_version(data: bytes) -> bytes:
     return json.dumps(entry).encode()
 
 
+def _ips_of_the_wrong_type(data: bytes) -> bytes:
+    entry = json.loads(data)
+    entry["result"]["ips"] = entry["result"]["ips"][0]["address"]
+    return json.dumps(entry).encode()
+
+
 CORRUPTIONS = {
     "empty": lambda data: b"",
     "truncated": _truncated,
@@ -47,6 +53,7 @@ CORRUPTIONS = {
     "unknown kind (cniCacheV2)": _unknown_version,
     "result of an unknown cniVersion": _result_of_unknown_version,
     "result of the wrong type": _wrong_types,
+    "result whose ips is a string": _ips_of_the_wrong_type,
     "legacy bare result": lambda data: json.dumps(json.loads(data)["result"]).encode(),
 }
 
