@@ -213,31 +213,57 @@ def _gone(pid: int) -> bool:
     return False
 
 
-def test_hung_plugin_is_terminated_at_its_timeout(fake):
+@pytest.fixture
+def spawned(monkeypatch):
+    """The processes run_plugin starts, so a test knows their pids even if one died early."""
+    processes = []
+    real_spawn = _exec._spawn  # pylint: disable=protected-access
+
+    def spawn(path, env):
+        processes.append(real_spawn(path, env))
+        return processes[-1]
+
+    monkeypatch.setattr(_exec, "_spawn", spawn)
+    return processes
+
+
+def test_hung_plugin_is_terminated_at_its_timeout(fake, spawned):
     path = fake.install("sleep", ADD={"sleep": 60})
     with pytest.raises(PluginError) as info:
         _exec.run_plugin(path, ENV, CONF, timeout=0.5)
     assert info.value.msg == "timed out after 0.5s and was killed"
     assert info.value.exit_status == -15
-    assert _gone(fake.calls()[0]["pid"])
+    assert _gone(spawned[0].pid)
 
 
-def test_plugin_that_ignores_sigterm_is_killed_after_the_grace_period(fake, monkeypatch):
+def test_plugin_that_ignores_sigterm_is_killed_after_the_grace_period(fake, monkeypatch, spawned):
     monkeypatch.setattr(_exec, "TERMINATE_GRACE", 0.3)
     path = fake.install("stubborn", ADD={"ignore_sigterm": True, "sleep": 60})
     with pytest.raises(PluginError) as info:
         _exec.run_plugin(path, ENV, CONF, timeout=0.5)
     assert info.value.exit_status == -9
-    assert _gone(fake.calls()[0]["pid"])
+    assert _gone(spawned[0].pid)
 
 
-def test_children_of_a_timed_out_plugin_are_killed_with_its_group(fake):
+def test_children_of_a_timed_out_plugin_are_killed_with_its_group(fake, spawned):
     # The plugin exits at once, but its child holds stdout open: the call can only end by the
     # timeout, and the child must not survive it.
-    path = fake.install("forker", ADD={"fork_sleep": 60})
-    with pytest.raises(PluginError, match="timed out"):
-        _exec.run_plugin(path, ENV, CONF, timeout=0.5)
-    pgid = fake.calls()[0]["pid"]
+    path = fake.install("forker", ADD={"fork_sleep": 300})
+    outcome = []
+
+    def call():
+        try:
+            _exec.run_plugin(path, ENV, CONF, timeout=0.5)
+        except PluginError as exc:
+            outcome.append(exc)
+
+    caller = threading.Thread(target=call, daemon=True)
+    caller.start()
+    # Killing only the plugin would leave the call waiting for the child's end of the pipe.
+    caller.join(30)
+    assert not caller.is_alive(), "the call waited for the forked child"
+    assert "timed out" in outcome[0].msg
+    pgid = spawned[0].pid
     members = [p for p in os.listdir("/proc") if p.isdigit() and _pgid(int(p)) == pgid]
     assert all(_gone(int(p)) for p in members)
 
