@@ -473,6 +473,15 @@ def test_gc_deletes_stale_attachments_and_sends_gc_with_both_keys(engine, fake):
     assert _cache_file(engine, network="other", container_id="c9").exists()
 
 
+def test_gc_deletes_with_the_capability_args_recorded_at_add(engine, fake):
+    raw = {"cniVersion": "1.0.0", "name": "net", "plugins": [{"type": "noop", "capabilities": {"portMappings": True}}]}
+    mappings = [{"hostPort": 8080, "containerPort": 80, "protocol": "tcp"}]
+    engine.add(parse_network_list(raw), _attachment(capability_args={"portMappings": mappings}))
+    fake.clear()
+    engine.gc(parse_network_list(raw), [])
+    assert fake.calls("DEL")[0]["stdin"]["runtimeConfig"] == {"portMappings": mappings}
+
+
 def test_gc_keeps_what_the_keep_predicate_accepts(engine, fake):
     network = _net("noop", version="1.1.0")
     _add_three(engine, network)
