@@ -23,7 +23,7 @@ if os.geteuid() != 0 or not os.access(os.path.join(PLUGIN_DIR, "bridge"), os.X_O
 # pylint: disable=wrong-import-position
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, CheckNotAvailable, Engine
-from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError, OperationError
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError, OperationError, PluginError
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "utils"))
 from fakeplugin import FakePlugins  # noqa: E402
@@ -179,3 +179,17 @@ def test_two_namespaces_on_the_bridge_reach_each_other(setup, make_netns):
     for attachment in (first, second):
         assert engine.delete(network, attachment) is True
     assert _reservations(data_dir, "cnit-e-net") == []
+
+
+def test_check_finds_a_broken_attachment_and_del_still_cleans_up(setup, make_netns):
+    engine, data_dir, bridge, subnet = setup
+    network = _conflist("cnit-e-net", "1.0.0", bridge, subnet, data_dir, chained=False)
+    attachment = Attachment("cnit-e-c1", make_netns(), "eth0")
+    engine.add(network, attachment)
+    run("ip", "-n", os.path.basename(attachment.netns), "link", "del", "eth0")
+    with pytest.raises(PluginError) as info:
+        engine.check(network, attachment)
+    assert info.value.plugin == "bridge" and info.value.verb == "CHECK"
+    assert engine.delete(network, attachment) is True
+    assert _reservations(data_dir, "cnit-e-net") == []
+    assert not _cache_file(engine, "cnit-e-net", attachment).exists()
