@@ -432,27 +432,28 @@ def _hostile_tarball(path, members):
 
 @pytest.mark.parametrize("shape", sorted(HOSTILE))
 def test_hostile_tarball_fails_and_leaves_dest_untouched(server, dest, fetch, tmp_path, shape):
+    """Each shape served as a release (with correct checksum files) over HTTP, over an install."""
     run(server, dest, fetch, tmp_path)
     before = snapshot(dest)
-    members, message = HOSTILE[shape]
-    tarball = tmp_path / "hostile.tgz"
-    _hostile_tarball(tarball, members)
-    work = tmp_path / "work"
-    options = Options(dest=dest, src=str(tarball))
-    with pytest.raises(ReleaseError, match=message):
-        ensure(options, fetch, str(work), False, Limits(member=4096, total=10000))
-    assert snapshot(dest) == before
-
-
-def test_hostile_tarball_served_over_http(server, dest, fetch, tmp_path):
-    version = "6.6.6"
+    version = f"6.6.{sorted(HOSTILE).index(shape)}"
     directory = server["root"] / f"v{version}"
-    directory.mkdir()
+    directory.mkdir(exist_ok=True)
     tarball = directory / f"cni-plugins-linux-{ARCH}-v{version}.tgz"
-    _hostile_tarball(tarball, HOSTILE["symlink"][0])
+    members, message = HOSTILE[shape]
+    _hostile_tarball(tarball, members)
     release_server.write_checksums(str(tarball))
-    with pytest.raises(ReleaseError, match=r"unsafe tarball http://127\.0\.0\.1:\d+/v6\.6\.6/.*'\./bridge' is a link"):
-        run(server, dest, fetch, tmp_path, version=version)
+    options = Options(dest=dest, version=version, arch=ARCH, base_url=server["base_url"])
+    with pytest.raises(ReleaseError, match=rf"tarball http://127\.0\.0\.1:\d+/v{version}/\S+.*{message}"):
+        ensure(options, fetch, str(tmp_path / "work"), False, Limits(member=4096, total=10000))
+    assert snapshot(dest) == before
+    assert os.listdir(tmp_path / "work") == []
+
+
+def test_hostile_local_tarball(dest, fetch, tmp_path):
+    tarball = tmp_path / "hostile.tgz"
+    _hostile_tarball(tarball, HOSTILE["setuid"][0])
+    with pytest.raises(ReleaseError, match=f"^unsafe tarball {tarball}: member './bridge' has the setuid or setgid bit$"):
+        ensure(Options(dest=dest, src=str(tarball)), fetch, str(tmp_path), False)
     assert not os.path.exists(dest)
 
 
