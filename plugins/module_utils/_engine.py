@@ -84,9 +84,16 @@ class Engine:
         return [probe_versions(find_plugin(p["type"], self.cni_path), self.timeout) for p in network.plugins]
 
     def version_of(self, network: NetworkList) -> str:
-        """The version to run at; with ``cniVersions``, one every plugin binary supports."""
-        plugin_versions = self.plugin_versions(network) if network.cni_versions else None
-        return network.version(plugin_versions)
+        """The version to run at; with ``cniVersions``, one every plugin binary supports.
+
+        A plugin that cannot be probed (missing, broken) only forgoes the narrowing: the verb
+        then fails at that plugin, after DEL has asked every other one."""
+        if not network.cni_versions:
+            return network.version()
+        try:
+            return network.version(self.plugin_versions(network))
+        except CNIError:
+            return network.version()
 
     @staticmethod
     def build_request(network: NetworkList, plugin: dict, version: str, prev_result: dict | None = None,

@@ -100,6 +100,17 @@ def test_cni_versions_are_narrowed_by_the_probed_binaries(engine, fake):
     assert len(fake.calls("VERSION")) == 2  # memoised
 
 
+def test_del_with_cni_versions_asks_every_plugin_when_one_binary_is_missing(engine, fake, tmp_path):
+    network = _net("noop", "noop2", version="1.0.0", cniVersions=["0.4.0", "1.0.0"])
+    engine.add(network, _attachment())
+    os.unlink(fake.path("noop2"))
+    fake.clear()
+    with pytest.raises(OperationError, match='failed to find plugin "noop2"'):
+        engine.delete(network, _attachment())
+    assert [(c["verb"], c["plugin"]) for c in fake.calls("DEL")] == [("DEL", "noop")]
+    assert _cache_file(engine).exists()  # kept for a retry
+
+
 # -- requests -----------------------------------------------------------------------------------
 
 def test_request_injects_name_and_version_and_filters_runtime_config():
