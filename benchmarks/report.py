@@ -92,9 +92,11 @@ def case_section(name: str, case: dict) -> list:
 
 def engine_details(case: dict) -> list:
     return stats_table({"engine (`Engine.add` + `Engine.delete`)": case["sides"]["engine"],
+                        "engine with `os.fsync` a no-op (analysis only)": case["sides"]["engine_no_fsync"],
                         "plugins run directly (floor)": case["sides"]["direct"]}) + [
         "", f"Per ADD+DEL cycle, {case['n']} cycles per side. Engine / direct: {ratio_text(case['ratio'])}; "
-        f"target ≤ {case['target']:.2f}: {verdict(case)}."]
+        f"target ≤ {case['target']:.2f}: {verdict(case)}. Engine without fsync / direct: "
+        f"{ratio_text(case['ratio_no_fsync'])}."]
 
 
 def batch_details(case: dict) -> list:
@@ -107,10 +109,16 @@ def batch_details(case: dict) -> list:
 
 def converged_details(case: dict) -> list:
     lines = stats_table({"with CHECK (`run_check: true`, the default)": case["sides"]["check"],
-                         "without CHECK (`run_check: false`)": case["sides"]["nocheck"]},
+                         "without CHECK (`run_check: false`)": case["sides"]["nocheck"],
+                         "`ansible.builtin.ping` (the floor of any task)": case["sides"]["ping"]},
                         first_column=f"re-run of {case['n']} attachments in place")
     return lines + ["", f"Every re-run reported 0 changed. {case['rounds']} rounds; with / without CHECK: "
-                    f"{ratio_text(case['ratio'])}. Target: task wall time ≤ {case['target']} s: {verdict(case)}."]
+                    f"{ratio_text(case['ratio'])}; without CHECK / ping: {ratio_text(case['ratio_nocheck_ping'])}. "
+                    f"Target: task wall time ≤ {case['target']} s: {verdict(case)}.", "",
+                    "The module's own work, without Ansible (conf dir load and `converge_all` in one process, "
+                    "same attachments, same rounds):", ""] + stats_table(
+        {"with CHECK": case["in_process"]["in-process check"],
+         "without CHECK": case["in_process"]["in-process nocheck"]}, first_column="in process")
 
 
 def validation_details(case: dict) -> list:
@@ -136,17 +144,24 @@ def install_details(case: dict) -> list:
 
 def scaling_details(case: dict) -> list:
     lines = stats_table(case["sides"], first_column="attach + detach, per attachment")
+    lines += ["", "Marginal cost of each further attachment (the difference of the task times over the "
+              "difference of sizes, per round), which excludes the task's fixed cost:", ""]
+    lines += stats_table(case["marginal"], first_column="attachments")
     return lines + ["", f"{case['rounds']} rounds, batch task with the default `parallel: 4`. "
                     f"{case['ratio_label']}: {ratio_text(case['ratio'])}; target ≤ {case['target']:.2f} (flat): "
                     f"{verdict(case)}."]
 
 
 def imports_details(case: dict) -> list:
-    lines = ["| import | median | min | max | samples | pulls in |", "|---|---:|---:|---:|---:|---|"]
+    lines = ["| import (after `ansible.module_utils.basic`) | median | min | max | samples | pulls in |",
+             "|---|---:|---:|---:|---:|---|"]
     for target, stats in case["sides"].items():
         heavy = ", ".join(case["heavy"][target]) or "—"
         lines.append(f"{stats_row(f'`{target}`', stats)} {heavy} |")
-    return lines + ["", f"{case['rounds']} rounds; each import in a fresh interpreter, timed inside it "
+    basic = case["basic"]
+    return lines + ["", f"`ansible.module_utils.basic` itself, which every module pays first: {seconds(basic['median'])} "
+                    f"(min {seconds(basic['min'])}, max {seconds(basic['max'])}, {basic['n']} samples). "
+                    f"{case['rounds']} rounds; each import in a fresh interpreter, timed inside it "
                     "(interpreter start-up excluded)."]
 
 

@@ -19,6 +19,7 @@ import os
 import platform
 import subprocess
 import time
+import unittest.mock
 
 import harness
 import report
@@ -97,18 +98,23 @@ def case_engine(params: dict) -> dict:
         engine.add(network, attachment)
         engine.delete(network, attachment)
 
-    for _ in range(3):  # warm-up: the bridge exists, page cache holds the binaries
-        engine_cycle()
-        direct.cycle()
-    engine_samples, direct_samples = [], []
+    def engine_cycle_without_fsync():
+        """Analysis only: what the cache's durability (fsync) costs per cycle."""
+        with unittest.mock.patch("os.fsync"):
+            engine_cycle()
+
+    sides = {"engine": engine_cycle, "engine_no_fsync": engine_cycle_without_fsync, "direct": direct.cycle}
+    for cycle in list(sides.values()) * 3:  # warm-up: the bridge exists, page cache holds the binaries
+        cycle()
+    samples = {side: [] for side in sides}
     for _ in range(params["engine_cycles"]):
-        engine_samples.append(timed(engine_cycle))
-        direct_samples.append(timed(direct.cycle))
-    ratio = paired_ratios(engine_samples, direct_samples)
+        for side, cycle in sides.items():
+            samples[side].append(timed(cycle))
+    ratio = paired_ratios(samples["engine"], samples["direct"])
     return {
-        "sides": {"engine": summary(engine_samples), "direct": summary(direct_samples)},
-        "ratio": ratio, "target": 1.10, "met": ratio["median"] <= 1.10,
-        "n": params["engine_cycles"],
+        "sides": {side: summary(values) for side, values in samples.items()},
+        "ratio": ratio, "ratio_no_fsync": paired_ratios(samples["engine_no_fsync"], samples["direct"]),
+        "target": 1.10, "met": ratio["median"] <= 1.10, "n": params["engine_cycles"],
     }
 
 
@@ -168,21 +174,49 @@ def case_batch(params: dict) -> dict:
     }
 
 
+def converge_in_process(names: list, run_check: bool) -> None:
+    """What the module does for the batch, without Ansible: load the conf dir, converge all."""
+    from ansible_collections.cnikit.cni.plugins.module_utils._attach import UNCHANGED, Desired, converge_all
+    from ansible_collections.cnikit.cni.plugins.module_utils._conflist import load_conf_dir
+    from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
+    from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import cnitool_container_id, netns_path
+
+    network = load_conf_dir(ATTACH_PATHS["conf_dir"]).find(ATTACH_NETWORK)
+    desired = []
+    for name in names:
+        path = netns_path(name)
+        desired.append(Desired(ATTACH_NETWORK, lambda: network, Attachment(cnitool_container_id(path), path),
+                               "present", run_check))
+    outcomes = converge_all(Engine(CNI_PATH, ATTACH_PATHS["cache_dir"]), desired)
+    if any(getattr(o, "action", None) != UNCHANGED for o in outcomes):
+        raise RuntimeError(f"in-process re-run was not a no-op: {outcomes[:3]}")
+
+
 def case_converged(params: dict) -> dict:
     names = prepare_attach_network(params["converged_size"])
     rounds = params["converged_rounds"]
-    tasks = [batch_task("setup attach", names)]
+    timings, _ = harness.run_playbook("converged-setup", attach_play([batch_task("setup attach", names)]))
+    expect_changed(timings, ["setup attach"], len(names))
+    in_process = {"in-process check": [], "in-process nocheck": []}
+    for _ in range(rounds):
+        in_process["in-process check"].append(timed(lambda: converge_in_process(names, True)))
+        in_process["in-process nocheck"].append(timed(lambda: converge_in_process(names, False)))
+    tasks = []
     for r in range(rounds):
         tasks += [batch_task(f"check r{r}", names, run_check=True),
-                  batch_task(f"nocheck r{r}", names, run_check=False)]
+                  batch_task(f"nocheck r{r}", names, run_check=False),
+                  {"name": f"ping r{r}", "ansible.builtin.ping": {}}]
     tasks.append(batch_task("teardown detach", names, state="absent"))
     timings, wall = harness.run_playbook("converged", attach_play(tasks))
-    expect_changed(timings, ["setup attach", "teardown detach"], len(names))
-    expect_changed(timings, [t["name"] for t in tasks[1:-1]], 0)
-    samples = {side: [timings[f"{side} r{r}"]["seconds"] for r in range(rounds)] for side in ("check", "nocheck")}
+    expect_changed(timings, ["teardown detach"], len(names))
+    expect_changed(timings, [t["name"] for t in tasks[:-1]], 0)
+    samples = {side: [timings[f"{side} r{r}"]["seconds"] for r in range(rounds)]
+               for side in ("check", "nocheck", "ping")}
     sides = {side: summary(values) for side, values in samples.items()}
     return {
-        "sides": sides, "ratio": paired_ratios(samples["check"], samples["nocheck"]),
+        "sides": sides, "in_process": {side: summary(values) for side, values in in_process.items()},
+        "ratio": paired_ratios(samples["check"], samples["nocheck"]),
+        "ratio_nocheck_ping": paired_ratios(samples["nocheck"], samples["ping"]),
         "target": 1.5, "met": sides["check"]["median"] <= 1.5 and sides["nocheck"]["median"] <= 1.5,
         "n": len(names), "rounds": rounds, "playbook_wall": wall,
     }
@@ -203,8 +237,12 @@ def case_scaling(params: dict) -> dict:
                        for r in range(rounds)] for size in sizes}
     mid, big = sizes[1], sizes[-1]
     growth = paired_ratios(per_item[big], per_item[mid])
+    marginal = {f"{small} to {large}": [(per_item[large][r] * large - per_item[small][r] * small) / (large - small)
+                                        for r in range(rounds)]
+                for small, large in zip(sizes, sizes[1:])}
     return {
         "sides": {f"{size} attachments": summary(values) for size, values in per_item.items()},
+        "marginal": {span: summary(values) for span, values in marginal.items()},
         "ratio": growth, "ratio_label": f"per attachment at {big} / at {mid}",
         "target": 1.20, "met": growth["median"] <= 1.20,
         "rounds": rounds, "playbook_wall": wall,
@@ -302,8 +340,10 @@ def case_install(params: dict) -> dict:
 IMPORT_PROBE = """
 import json, sys, time
 started = time.perf_counter()
+import ansible.module_utils.basic
+basic = time.perf_counter()
 __import__(sys.argv[1])
-print(json.dumps({"seconds": time.perf_counter() - started,
+print(json.dumps({"basic": basic - started, "own": time.perf_counter() - basic,
                   "heavy": sorted(m for m in ("pyroute2", "jsonschema") if m in sys.modules)}))
 """
 COLLECTION = "ansible_collections.cnikit.cni.plugins"
@@ -311,21 +351,23 @@ COLLECTION = "ansible_collections.cnikit.cni.plugins"
 
 def import_targets() -> list:
     modules = sorted(f[:-3] for f in os.listdir(f"{REPO}/plugins/modules") if f.endswith(".py"))
-    return (["ansible.module_utils.basic", "pyroute2", "jsonschema"]
-            + [f"{COLLECTION}.modules.{m}" for m in modules])
+    return ["pyroute2", "jsonschema"] + [f"{COLLECTION}.modules.{m}" for m in modules]
 
 
 def case_imports(params: dict) -> dict:
+    """Each target imported in a fresh interpreter after ``ansible.module_utils.basic``, which
+    every module imports first; the two are timed apart."""
     env = dict(os.environ, PYTHONPATH=harness.INPLACE)
-    targets, seconds, heavy = import_targets(), {}, {}
+    targets, basic, own, heavy = import_targets(), [], {}, {}
     for _ in range(params["import_rounds"]):
         for target in targets:
             probe = subprocess.run([PYTHON, "-c", IMPORT_PROBE, target], env=env, capture_output=True, text=True,
                                    check=True)
             answer = json.loads(probe.stdout)
-            seconds.setdefault(target, []).append(answer["seconds"])
+            basic.append(answer["basic"])
+            own.setdefault(target, []).append(answer["own"])
             heavy[target] = answer["heavy"]
-    return {"sides": {t: summary(s) for t, s in seconds.items()}, "heavy": heavy,
+    return {"basic": summary(basic), "sides": {t: summary(s) for t, s in own.items()}, "heavy": heavy,
             "rounds": params["import_rounds"]}
 
 
