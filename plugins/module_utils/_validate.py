@@ -474,7 +474,7 @@ def _check_plugin_envelope(plugin, index: int, conf: dict, report: ValidationRep
 def _plugin_types(conf: dict) -> list:
     """[(index, plugin, type, ipam type or None)] for the well-formed plugin objects."""
     result = []
-    for index, plugin in enumerate(conf.get("plugins") or []):
+    for index, plugin in enumerate(_list_of(conf.get("plugins"))):
         if isinstance(plugin, dict) and isinstance(plugin.get("type"), str) and plugin["type"]:
             ipam = plugin.get("ipam")
             ipam_type = ipam.get("type") if isinstance(ipam, dict) and isinstance(ipam.get("type"), str) and ipam.get("type") else None
@@ -540,13 +540,24 @@ def _check_ipam(ipam: dict, ipam_type: str, base: list, report: ValidationReport
     return go_view
 
 
+def _list_of(value) -> list:
+    """``value`` if it is a list, else empty: a wrong type is the schema's finding, and the
+    semantic checks after it must not crash on it."""
+    return value if isinstance(value, list) else []
+
+
+def _map_of(value) -> dict:
+    """``value`` if it is an object, else empty (see _list_of)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _ipam_of(plugin: dict):
     ipam = plugin.get("ipam")
     return ipam if isinstance(ipam, dict) else {}
 
 
 def _check_bridge(plugin, base, _position, _seen, report) -> None:
-    for index, trunk in enumerate(plugin.get("vlanTrunk") or []):
+    for index, trunk in enumerate(_list_of(plugin.get("vlanTrunk"))):
         if isinstance(trunk, dict) and _is_int(trunk.get("minID")) and _is_int(trunk.get("maxID")) \
                 and trunk["minID"] > trunk["maxID"]:
             report.error(json_path(base + ["vlanTrunk", index]), "minID is greater than maxID", trunk)
@@ -599,7 +610,7 @@ def _conditions_style(conditions) -> str | None:
 
 
 def _check_portmap(plugin, base, _position, _seen, report) -> None:
-    if (plugin.get("capabilities") or {}).get("portMappings") is not True:
+    if _map_of(plugin.get("capabilities")).get("portMappings") is not True:
         report.warn(json_path(base + ["capabilities"]),
                     "has no portMappings: true, so the runtime never passes port mappings and portmap does nothing")
     backend = plugin.get("backend")
@@ -665,7 +676,7 @@ def _range_sets(ipam: dict, base: list) -> list:
     if "subnet" in ipam:
         legacy = {k: ipam[k] for k in ("subnet", "rangeStart", "rangeEnd", "gateway") if k in ipam}
         sets.append([(base, legacy)])
-    for set_index, range_set in enumerate(ipam.get("ranges") or []):
+    for set_index, range_set in enumerate(_list_of(ipam.get("ranges"))):
         if isinstance(range_set, list):
             sets.append([(base + ["ranges", set_index, i], r) for i, r in enumerate(range_set) if isinstance(r, dict)])
     return sets
@@ -711,7 +722,7 @@ def _check_host_local(plugin: dict, base: list, version: str, report: Validation
     ipam = _ipam_of(plugin)
     ipam_base = base + ["ipam"]
     sets = _range_sets(ipam, ipam_base)
-    if not sets and (plugin.get("capabilities") or {}).get("ipRanges") is not True:
+    if not sets and _map_of(plugin.get("capabilities")).get("ipRanges") is not True:
         report.error(json_path(ipam_base + ["ranges"]), "is required: no IP ranges specified (give ranges or subnet)")
         return []
     subnets = []
