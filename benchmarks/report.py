@@ -84,9 +84,7 @@ def case_section(name: str, case: dict) -> list:
     if "error" in case:
         return lines + [f"**Not measured**: the run failed: `{case['error']}`", ""]
     lines += DETAILS[name](case)
-    analysis = notes.ANALYSIS.get(name)
-    if analysis:
-        lines += ["", analysis.strip()]
+    lines += ["", notes.ANALYSIS[name](case).strip()]
     return lines + [""]
 
 

@@ -107,7 +107,7 @@ def case_engine(params: dict) -> dict:
     for cycle in list(sides.values()) * 3:  # warm-up: the bridge exists, page cache holds the binaries
         cycle()
     samples = {side: [] for side in sides}
-    for _ in range(params["engine_cycles"]):
+    for _cycle in range(params["engine_cycles"]):
         for side, cycle in sides.items():
             samples[side].append(timed(cycle))
     ratio = paired_ratios(samples["engine"], samples["direct"])
@@ -195,10 +195,10 @@ def converge_in_process(names: list, run_check: bool) -> None:
 def case_converged(params: dict) -> dict:
     names = prepare_attach_network(params["converged_size"])
     rounds = params["converged_rounds"]
-    timings, _ = harness.run_playbook("converged-setup", attach_play([batch_task("setup attach", names)]))
+    timings, _wall = harness.run_playbook("converged-setup", attach_play([batch_task("setup attach", names)]))
     expect_changed(timings, ["setup attach"], len(names))
     in_process = {"in-process check": [], "in-process nocheck": []}
-    for _ in range(rounds):
+    for _round in range(rounds):
         in_process["in-process check"].append(timed(lambda: converge_in_process(names, True)))
         in_process["in-process nocheck"].append(timed(lambda: converge_in_process(names, False)))
     tasks = []
@@ -273,13 +273,13 @@ def case_validation(params: dict) -> dict:
     from ansible_collections.cnikit.cni.plugins.module_utils._validate import validate_text
 
     text = json.dumps(VALIDATION_LIST)
-    _, first = validate_text(text)  # compiles the schemas
+    _data, first = validate_text(text)  # compiles the schemas
     if not first.ok:
         raise RuntimeError(f"the validation case's conflist is not valid: {first.summary()}")
     per_round, rates, colds = params["validation_per_round"], [], []
     env = dict(os.environ, PYTHONPATH=harness.INPLACE)
-    for _ in range(params["validation_rounds"]):
-        seconds = timed(lambda: [validate_text(text) for _ in range(per_round)])
+    for _round in range(params["validation_rounds"]):
+        seconds = timed(lambda: [validate_text(text) for _item in range(per_round)])
         rates.append(per_round / seconds)
         cold = subprocess.run([PYTHON, "-c", COLD_VALIDATION, text], env=env, capture_output=True, text=True, check=True)
         colds.append(float(cold.stdout))
@@ -329,7 +329,8 @@ def case_install(params: dict) -> dict:
         "ratio": paired_ratios([t["seconds"] for t in force], [t["seconds"] for t in noop]),
         "first_install": {"seconds": timings["first install"]["seconds"],
                           "bytes": bytes_during(requests, timings["first install"])[0]},
-        "noop_bytes": sum(b for b, _ in noop_bytes), "noop_requests": sum(n for _, n in noop_bytes),
+        "noop_bytes": sum(size for size, _count in noop_bytes),
+        "noop_requests": sum(count for _size, count in noop_bytes),
         "noop_changed": not unchanged,
         "met": downloaded_nothing and unchanged, "rounds": params["install_rounds"], "playbook_wall": wall,
     }
@@ -359,7 +360,7 @@ def case_imports(params: dict) -> dict:
     every module imports first; the two are timed apart."""
     env = dict(os.environ, PYTHONPATH=harness.INPLACE)
     targets, basic, own, heavy = import_targets(), [], {}, {}
-    for _ in range(params["import_rounds"]):
+    for _round in range(params["import_rounds"]):
         for target in targets:
             probe = subprocess.run([PYTHON, "-c", IMPORT_PROBE, target], env=env, capture_output=True, text=True,
                                    check=True)
