@@ -47,3 +47,23 @@ options:
     type: float
     default: 60.0
 """
+
+    CONF_DIR_UNUSED = r"""
+options:
+  conf_dir:
+    description:
+      - Not used by this module. Accepted so that the collection's shared options can be set once for every
+        module with C(module_defaults) and C(group/cnikit.cni.cni).
+    type: path
+    default: /etc/cni/net.d
+"""
+
+    CACHE_DIR_UNUSED = r"""
+options:
+  cache_dir:
+    description:
+      - Not used by this module. Accepted so that the collection's shared options can be set once for every
+        module with C(module_defaults) and C(group/cnikit.cni.cni).
+    type: path
+    default: /var/lib/cni
+"""

@@ -17,20 +17,15 @@ DEFAULT_CONF_DIR = "/etc/cni/net.d"
 DEFAULT_CACHE_DIR = "/var/lib/cni"
 
 
-def paths_argument_spec(cni_path: bool = True, conf_dir: bool = True, cache_dir: bool = True,
-                        timeout: bool = True) -> dict:
-    """The options shared by the collection's modules (and settable once through
-    ``module_defaults: group/cnikit.cni.cni``)."""
-    spec = {}
-    if cni_path:
-        spec["cni_path"] = {"type": "list", "elements": "path", "default": list(DEFAULT_CNI_PATH)}
-    if conf_dir:
-        spec["conf_dir"] = {"type": "path", "default": DEFAULT_CONF_DIR}
-    if cache_dir:
-        spec["cache_dir"] = {"type": "path", "default": DEFAULT_CACHE_DIR}
-    if timeout:
-        spec["timeout"] = {"type": "float", "default": DEFAULT_TIMEOUT}
-    return spec
+def paths_argument_spec() -> dict:
+    """The options every module of the collection takes, so that ``module_defaults`` for
+    ``group/cnikit.cni.cni`` can set them once (a module given an option it does not take fails)."""
+    return {
+        "cni_path": {"type": "list", "elements": "path", "default": list(DEFAULT_CNI_PATH)},
+        "conf_dir": {"type": "path", "default": DEFAULT_CONF_DIR},
+        "cache_dir": {"type": "path", "default": DEFAULT_CACHE_DIR},
+        "timeout": {"type": "float", "default": DEFAULT_TIMEOUT},
+    }
 
 
 def fail_from_error(module, error: CNIError, **result) -> None:

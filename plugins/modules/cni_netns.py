@@ -26,7 +26,7 @@ extends_documentation_fragment:
   - cnikit.cni._attributes
   - cnikit.cni._attributes.actiongroup_cni
   - cnikit.cni._paths.cni_path
-  - cnikit.cni._paths.conf_dir
+  - cnikit.cni._paths.conf_dir_unused
   - cnikit.cni._paths.cache_dir
   - cnikit.cni._paths.timeout
 attributes:
@@ -61,9 +61,8 @@ options:
     type: bool
     default: true
 notes:
-  - O(cni_path), O(cache_dir) and O(timeout) are used only to DEL attachments with O(state=absent). O(conf_dir) is
-    not used (a DEL runs with the configuration cached at ADD); it is accepted so that one
-    C(group/cnikit.cni.cni) in C(module_defaults) serves every module of the collection.
+  - O(cni_path), O(cache_dir) and O(timeout) are used only to DEL attachments with O(state=absent); a DEL runs with
+    the configuration cached at ADD, so O(conf_dir) is not needed.
 seealso:
   - module: cnikit.cni.cni_attach
   - module: cnikit.cni.cni_gc

@@ -28,6 +28,7 @@ extends_documentation_fragment:
   - cnikit.cni._attributes.actiongroup_cni
   - cnikit.cni._paths.cni_path
   - cnikit.cni._paths.conf_dir
+  - cnikit.cni._paths.cache_dir_unused
   - cnikit.cni._paths.timeout
 attributes:
   check_mode:
@@ -331,7 +332,7 @@ def main():
         "validate_only": {"type": "bool", "default": False},
         "backup": {"type": "bool", "default": False},
     }
-    argument_spec.update(paths_argument_spec(cache_dir=False))
+    argument_spec.update(paths_argument_spec())
     module = AnsibleModule(
         argument_spec=argument_spec,
         mutually_exclusive=[("plugins", "config")],

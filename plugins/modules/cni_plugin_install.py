@@ -28,6 +28,8 @@ description:
 extends_documentation_fragment:
   - cnikit.cni._attributes
   - cnikit.cni._attributes.actiongroup_cni
+  - cnikit.cni._paths.conf_dir_unused
+  - cnikit.cni._paths.cache_dir_unused
 attributes:
   check_mode:
     support: full
@@ -67,8 +69,15 @@ options:
   dest:
     description:
       - Directory the binaries are installed into. Created (mode 0755) when missing.
+      - Defaults to the first directory of O(cni_path), V(/opt/cni/bin) unless that is set otherwise: where a
+        runtime given the same O(cni_path) looks first.
     type: path
-    default: /opt/cni/bin
+  cni_path:
+    description:
+      - The plugin search path of the host's runtime; its first directory is the default O(dest).
+    type: list
+    elements: path
+    default: [/opt/cni/bin]
   base_url:
     description:
       - Base of the release downloads; the tarball is C(<base_url>/v<version>/cni-plugins-linux-<arch>-v<version>.tgz).
@@ -237,11 +246,10 @@ import platform
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import fetch_url
-from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
-from ansible_collections.cnikit.cni.plugins.module_utils._exec import DEFAULT_TIMEOUT
 from ansible_collections.cnikit.cni.plugins.module_utils._release import (
-    DEFAULT_BASE_URL, DEFAULT_DEST, RELEASE_ARCHES, Options, ReleaseError, ensure, mask_url, url_password,
+    DEFAULT_BASE_URL, RELEASE_ARCHES, Options, ReleaseError, ensure, mask_url, url_password,
 )
 
 
@@ -263,7 +271,7 @@ def main():
             "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
             "version": {"type": "str"},
             "arch": {"type": "str", "choices": list(RELEASE_ARCHES)},
-            "dest": {"type": "path", "default": DEFAULT_DEST},
+            "dest": {"type": "path"},
             "base_url": {"type": "str", "default": DEFAULT_BASE_URL},
             "url": {"type": "str"},
             "src": {"type": "path"},
@@ -271,12 +279,12 @@ def main():
             "checksum": {"type": "str"},
             "plugins": {"type": "list", "elements": "str"},
             "force": {"type": "bool", "default": False},
-            "timeout": {"type": "float", "default": DEFAULT_TIMEOUT},
             "validate_certs": {"type": "bool", "default": True},
             "use_proxy": {"type": "bool", "default": True},
             "url_username": {"type": "str"},
             "url_password": {"type": "str", "no_log": True},
             "force_basic_auth": {"type": "bool", "default": False},
+            **paths_argument_spec(),
         },
         mutually_exclusive=[("url", "src", "src_dir")],
         supports_check_mode=True,
@@ -288,8 +296,11 @@ def main():
         secret = url_password(url or "")
         if secret:
             module.no_log_values.add(secret)
+    dest = params["dest"] or next(iter(params["cni_path"]), None)
+    if not dest:
+        module.fail_json(msg="dest: no directory to install into: dest is not set and cni_path is empty")
     options = Options(
-        state=params["state"], dest=params["dest"], version=params["version"], arch=params["arch"],
+        state=params["state"], dest=dest, version=params["version"], arch=params["arch"],
         machine=platform.machine(), base_url=params["base_url"], url=params["url"], src=params["src"],
         src_dir=params["src_dir"], checksum=params["checksum"],
         plugins=tuple(params["plugins"]) if params["plugins"] is not None else None,
