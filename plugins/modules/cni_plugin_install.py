@@ -69,7 +69,7 @@ options:
   dest:
     description:
       - Directory the binaries are installed into. Created (mode 0755) when missing.
-      - Defaults to the first directory of O(cni_path), V(/opt/cni/bin) unless that is set otherwise: where a
+      - Defaults to the first directory of O(cni_path) (V(/opt/cni/bin) unless set otherwise), which is where a
         runtime given the same O(cni_path) looks first.
     type: path
   cni_path:
