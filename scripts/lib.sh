@@ -10,8 +10,10 @@ VENV="$REPO_ROOT/.venv"
 INPLACE_COLLECTIONS="$BUILD_DIR/inplace"
 # The built tarball, installed the way users install it (used by demo.sh and the build stage).
 INSTALLED_COLLECTIONS="$BUILD_DIR/installed"
-# Without shellcheck, ansible-test's shellcheck sanity test would have nothing to run.
-SYSTEM_PACKAGES=(iproute2 iptables iputils-ping containernetworking-plugins jq shellcheck)
+# Without shellcheck, ansible-test's shellcheck sanity test would have nothing to run. Go and
+# Debian's libcni sources build the libcni interoperability test's tool offline.
+SYSTEM_PACKAGES=(iproute2 iptables iputils-ping containernetworking-plugins jq shellcheck
+  golang-go golang-github-appc-cni-dev)
 
 log() { printf '\n==> %s\n' "$*"; }
 
