@@ -34,8 +34,11 @@ stage_sanity() {
 
 stage_units() {
   cd "$REPO_ROOT"
-  local suites=(tests/unit)
-  [[ -d tests/functional ]] && suites+=(tests/functional)
+  # functional and reliability run the real plugin binaries as root, on prefixed namespaces.
+  local suites=(tests/unit) suite
+  for suite in tests/functional tests/reliability; do
+    [[ -d $suite ]] && suites+=("$suite")
+  done
   # pytest exits 5 when it collects nothing; that only means "skip" while no test file exists.
   [[ -n "$(find "${suites[@]}" -name 'test_*.py' -print -quit)" ]] || skip "no test files in ${suites[*]}"
   PYTHONPATH="$INPLACE_COLLECTIONS" python -m pytest "${suites[@]}"
