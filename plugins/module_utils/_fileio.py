@@ -17,8 +17,23 @@ import tempfile
 
 
 def ensure_dir(path: str, mode: int) -> None:
-    """Create ``path`` (and parents) with ``mode`` if it does not exist."""
-    os.makedirs(path, mode=mode, exist_ok=True)
+    """Create ``path`` with ``mode``, and missing parents with 0755, whatever the umask.
+
+    os.makedirs applies the umask: under 077 a runtime's conf dir came out 0700, under 000 the
+    parents of root's plugin directory came out world-writable. Existing directories are left
+    as they are."""
+    if os.path.isdir(path):
+        return
+    parent = os.path.dirname(os.path.abspath(path))
+    if parent != os.path.abspath(path):
+        ensure_dir(parent, 0o755)
+    try:
+        os.mkdir(path, mode)
+    except FileExistsError:
+        if os.path.isdir(path):
+            return  # created meanwhile by someone else: theirs to set
+        raise
+    os.chmod(path, mode)
 
 
 def fsync_dir(path: str) -> None:

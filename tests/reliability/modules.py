@@ -36,9 +36,10 @@ def _env() -> dict:
     return env
 
 
-def run(module: str, args: dict, workdir: str) -> dict:
-    """Run a module to completion and return its JSON result."""
-    done = subprocess.run(command(module, args, workdir), capture_output=True, text=True, env=_env(), check=False)
+def run(module: str, args: dict, workdir: str, umask: int | None = None) -> dict:
+    """Run a module to completion (optionally under ``umask``) and return its JSON result."""
+    done = subprocess.run(command(module, args, workdir), capture_output=True, text=True, env=_env(), check=False,
+                          preexec_fn=None if umask is None else lambda: os.umask(umask))
     try:
         return json.loads(done.stdout)
     except ValueError:
