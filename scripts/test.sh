@@ -67,11 +67,11 @@ stage_docs() {
   cd "$REPO_ROOT"
   "$REPO_ROOT/scripts/gen-docs.sh"
   local stale
-  stale="$(git status --porcelain --untracked-files=all -- docs/)"
+  stale="$(git status --porcelain --untracked-files=all -- docs/reference/)"
   if [[ -n "$stale" ]]; then
-    echo "docs/ differs from what is committed; run scripts/gen-docs.sh and commit the result:"
+    echo "docs/reference/ differs from what is committed; run scripts/gen-docs.sh and commit it:"
     echo "$stale"
-    git --no-pager diff --stat -- docs/
+    git --no-pager diff --stat -- docs/reference/
     return 1
   fi
   antsibull-changelog lint
