@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
 
 WORKERS = 8
+DOOMED_PER_PASS = 3  # stale attachments each GC pass must DEL: a long critical section
+HOLD = 0.2  # seconds each interval-plugin call stays busy: wide windows for an overlap to show
 ROUNDS = count(3, 15)
 SCALE = count(200, 200)
 INTERVAL_PLUGIN = Path(__file__).resolve().parent / "intervalplugin.py"
@@ -61,15 +64,18 @@ class Collector(threading.Thread):
     def run(self):
         try:
             while not self.stop.is_set():
-                name = f"doom{self.passes}"
-                doomed = Attachment(f"{PREFIX}{name}", self.host.netns(name), "eth0")
-                self.engine.add(self.network, doomed)
-                run("ip", "netns", "del", f"{PREFIX}{name}")
+                doomed = []
+                for index in range(DOOMED_PER_PASS):
+                    name = f"doom{self.passes}x{index}"
+                    doomed.append(Attachment(f"{PREFIX}{name}", self.host.netns(name), "eth0"))
+                    self.engine.add(self.network, doomed[-1])
+                    run("ip", "netns", "del", f"{PREFIX}{name}")
                 result = modules.run("cni_gc", {"network": self.network.name, "conf_dir": self.host.conf_dir,
                                                 "cache_dir": self.host.cache_dir, "cni_path": self.host.cni_path},
                                      self.work)
                 assert not result.get("failed"), result
-                self.collected += sum(1 for c in result["collected"] if c["container_id"] == doomed.container_id)
+                ids = {d.container_id for d in doomed}
+                self.collected += sum(1 for c in result["collected"] if c["container_id"] in ids)
                 self.passes += 1
         except BaseException as exc:  # pylint: disable=broad-except  # reported by the test
             self.failure = exc
@@ -78,7 +84,7 @@ class Collector(threading.Thread):
 def test_concurrent_plays_get_distinct_addresses_and_gc_never_overlaps(host, tmp_path, record_property):
     _install_interval_plugin(host)
     log = str(tmp_path / "intervals.jsonl")
-    interval = {"type": "interval", "intervalLog": log, "holdSeconds": 0.05}
+    interval = {"type": "interval", "intervalLog": log, "holdSeconds": HOLD}
     conf = host.conflist(f"{PREFIX}load{host.index}", [interval], subnet=f"10.247.{host.index}.0/24")
     conf["plugins"].insert(0, dict(interval))  # spans cover the whole chain, bridge included
     host.write_conflist(conf)
@@ -113,13 +119,14 @@ def test_concurrent_plays_get_distinct_addresses_and_gc_never_overlaps(host, tmp
                 addresses_seen += len(addresses)
                 results = list(pool.map(lambda i: play(i, "absent"), range(WORKERS)))
                 assert {r["action"] for r in results} == {"deleted"}
-                host.assert_clean(network.name, ids, namespaces)
+                # The collector's namespaces are deleted, so their veths go as the kernel gets to it.
+                host.assert_clean(network.name, ids, namespaces, veths=False)
                 valid_cache_files(host.cache_dir)
     finally:
         collector.stop.set()
         collector.join(120)
     assert collector.failure is None, collector.failure
-    assert collector.collected == collector.passes > 0
+    assert collector.collected == collector.passes * DOOMED_PER_PASS > 0
 
     records = _intervals(log)
     gc_spans = _spans(records, lambda r: r["verb"] == "DEL" and r["cid"].startswith(f"{PREFIX}doom"))
@@ -130,7 +137,11 @@ def test_concurrent_plays_get_distinct_addresses_and_gc_never_overlaps(host, tmp
     first, last = min(p[1] for p in play_spans), max(p[2] for p in play_spans)
     during = [g for g in gc_spans if first < g[1] < last]
     assert during, "no garbage collection ran while the plays did"
-    host.assert_clean(network.name, ids + [f"{PREFIX}doom{i}" for i in range(collector.passes + 1)], namespaces)
+    doomed = [f"{PREFIX}doom{p}x{i}" for p in range(collector.passes + 1) for i in range(DOOMED_PER_PASS)]
+    deadline = time.monotonic() + 20
+    while host.state(network.name, [])["veths"] and time.monotonic() < deadline:
+        time.sleep(0.1)  # deleted namespaces are torn down by the kernel asynchronously
+    host.assert_clean(network.name, ids + doomed, namespaces)
     figures = {"rounds": ROUNDS, "attachments": addresses_seen, "gc_passes": collector.passes,
                "gc_dels_among_plays": len(during), "play_operations": len(play_spans), "overlaps": 0}
     record_property("figures", figures)
