@@ -25,6 +25,7 @@ PYTHON = os.path.join(REPO, ".venv", "bin", "python")
 CNI_PATH = ["/usr/lib/cni"]
 PREFIX = "cnit-b-"
 WORK = "/tmp/cnit-b-work"
+ENGINE_WORK = "/tmp/cnit-b-engine"
 
 sys.path[:0] = [INPLACE, os.path.join(REPO, "tests", "utils")]
 
@@ -41,6 +42,11 @@ def summary(samples: list) -> dict:
 def paired_ratios(numerators: list, denominators: list) -> dict:
     """Ratios of samples taken side by side (same round), summarised."""
     return summary([a / b for a, b in zip(numerators, denominators)])
+
+
+def paired_differences(minuends: list, subtrahends: list) -> dict:
+    """Differences of samples taken side by side (same round), summarised."""
+    return summary([a - b for a, b in zip(minuends, subtrahends)])
 
 
 # -- host objects ------------------------------------------------------------------------------
@@ -89,9 +95,8 @@ def host_guard():
 
 def clean_all(ip_forward: str) -> None:
     hostclean.clean(PREFIX, ip_forward=ip_forward)
-    for entry in os.listdir("/tmp"):
-        if entry.startswith(PREFIX):
-            shutil.rmtree(os.path.join("/tmp", entry), ignore_errors=True)
+    for directory in (WORK, ENGINE_WORK):
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 # -- playbooks ---------------------------------------------------------------------------------

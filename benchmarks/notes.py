@@ -59,28 +59,37 @@ only by the functions that need them.
 
 
 def _ms(value: float) -> str:
-    return f"{value * 1000:.0f} ms"
+    return f"{value * 1000:.1f} ms"
 
 
 def engine_analysis(case: dict) -> str:
+    sides = case["sides"]
     ratio, no_fsync = case["ratio"]["median"], case["ratio_no_fsync"]["median"]
-    gap = case["sides"]["engine"]["median"] - case["sides"]["direct"]["median"]
-    fsync = case["sides"]["engine"]["median"] - case["sides"]["engine_no_fsync"]["median"]
+    gap, fsync, polling = (case[key]["median"] for key in ("gap", "fsync_cost", "exit_polling_cost"))
     verdict = ("The target is met." if case["met"] else
                f"The target is missed by {ratio - case['target']:.2f} (engine / direct {ratio:.2f} against ≤ "
                f"{case['target']:.2f}).")
     return f"""
-**Why.** {verdict} The engine spends {_ms(gap)} per cycle more than the bare plugins; {_ms(fsync)} of it is
-fsync: every ADD+DEL makes the result cache durable with three fsyncs (the directory of the ADD's intent
-marker, the cache entry and its directory, through `_fileio.atomic_write`), and on this VM's shared disk
-one fsync took milliseconds while the other users' tests wrote. libcni writes its cache with a plain
-`os.WriteFile` and never fsyncs. With `os.fsync` made a no-op the same engine is at {no_fsync:.2f}× the
-bare plugins; what remains (two flocks per operation, the intent marker, reading the entry back for DEL,
-JSON and result conversion) is a few milliseconds against plugin runs of tens. The fsyncs are a
-design choice (a cache entry that survives a crash is what lets a later DEL or GC release the
-host-local reservation), so the remaining gap is kept; a fourth fsync per ADD, spent on the empty
-intent marker, was removed while measuring (commit "Cache: create the empty ADD intent marker
-directly").
+**Why.** {verdict} The engine spends {_ms(gap)} per cycle more than the bare plugins (medians of the
+differences of samples taken side by side):
+
+- **fsync, {_ms(fsync)}** (engine minus the same engine with `os.fsync` a no-op): every ADD+DEL makes
+  the result cache durable with three fsyncs (the directory of the ADD's intent marker; the cache entry
+  and its directory, through `_fileio.atomic_write`), and on this VM's shared disk one fsync takes
+  milliseconds while the other users' tests write. libcni writes its cache with a plain `os.WriteFile`
+  and never fsyncs. The fsyncs are a design choice (a cache entry that survives a crash is what lets a
+  later DEL or GC release the host-local reservation) and are kept; a fourth one per ADD, spent on the
+  empty intent marker, was removed while measuring (commit "Cache: create the empty ADD intent marker
+  directly").
+- **Waiting for the plugin's exit, {_ms(polling)}** (the bare plugins run with a timeout minus without):
+  with a timeout, Python's `subprocess` polls for the child's exit with sleeps that start at 1 ms and
+  double, instead of blocking in `waitpid`, so each of the four plugin calls of a cycle loses up to a
+  millisecond or more after the plugin has closed its output. `_exec.run_plugin` needs the timeout;
+  waiting on a pidfd or a watchdog thread that kills the plugin would remove this cost.
+- **The rest, {_ms(gap - fsync - polling)}**: the engine's own work (two flocks per operation, the intent
+  marker, reading the entry back for DEL, JSON and result conversion; about 2.5 ms per cycle when
+  profiled in one process with the plugin calls replayed from memory) plus the scatter of a shared
+  machine. Without fsync the engine is at {no_fsync:.2f}× the bare plugins.
 """
 
 
@@ -119,19 +128,22 @@ trusts the cache entry and the namespace's existence instead.
 
 
 def validation_analysis(case: dict) -> str:
-    rate = case["sides"]["validations per second (warm)"]["median"]
-    cold = case["sides"]["first validation in a new process, s"]["median"]
-    verdict = ("The target is met." if case["met"] else
-               f"The target is missed: {rate:,.0f}/s is {rate / case['target']:.0%} of {case['target']:,}/s.")
+    rates = case["sides"]["validations per second (warm)"]
+    rate, cold = rates["median"], case["sides"]["first validation in a new process, s"]["median"]
+    if case["met"]:
+        verdict = (f"The target is met; the rate swung between {rates['min']:,.0f}/s and {rates['max']:,.0f}/s "
+                   "with the other users' load.")
+    else:
+        verdict = (f"The target is missed: {rate:,.0f}/s is {rate / case['target']:.0%} of {case['target']:,}/s. "
+                   "Reaching it on this machine would take a generated validator (fastjsonschema, a new "
+                   "dependency) or hand-written checks instead of the schemas.")
     return f"""
-**Why.** {verdict} About 70 % of a validation (cProfile) is `jsonschema` walking the compiled schemas of
-the three plugins and the IPAM: its validators are interpreted Python that creates a validator object
-per keyword it descends into (`descend`/`evolve`); the rest is the semantic layer (`ipaddress` parsing of
-subnets and ranges). Compiling once already happens; getting to 2,000/s on this machine would need a
-generated validator (e.g. fastjsonschema, a new dependency) or hand-written checks instead of the schemas.
-In a module run this rate hardly matters: a task validates one list or a conf dir's few, where the
-first validation in a new interpreter ({_ms(cold)}: importing `jsonschema` and compiling) dominates, and
-that import happens only in the functions that validate.
+**Why.** About 70 % of a validation (cProfile) is `jsonschema` walking the compiled schemas of the
+plugins and the IPAM: its validators are interpreted Python that creates a validator object per keyword
+it descends into (`descend`/`evolve`); the rest is the semantic layer (`ipaddress` parsing of subnets and
+ranges). {verdict} In a module run this rate hardly matters: a task validates one list or a conf dir's
+few, where the first validation in a new interpreter ({_ms(cold)}: importing `jsonschema` and compiling
+the schemas) dominates, and that import happens only in the functions that validate.
 """
 
 

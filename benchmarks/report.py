@@ -91,10 +91,11 @@ def case_section(name: str, case: dict) -> list:
 def engine_details(case: dict) -> list:
     return stats_table({"engine (`Engine.add` + `Engine.delete`)": case["sides"]["engine"],
                         "engine with `os.fsync` a no-op (analysis only)": case["sides"]["engine_no_fsync"],
+                        "plugins run directly with a timeout (analysis only)": case["sides"]["direct_timeout"],
                         "plugins run directly (floor)": case["sides"]["direct"]}) + [
         "", f"Per ADD+DEL cycle, {case['n']} cycles per side. Engine / direct: {ratio_text(case['ratio'])}; "
         f"target ≤ {case['target']:.2f}: {verdict(case)}. Engine without fsync / direct: "
-        f"{ratio_text(case['ratio_no_fsync'])}."]
+        f"{ratio_text(case['ratio_no_fsync'])}. Direct with a timeout / direct: {ratio_text(case['ratio_timeout'])}."]
 
 
 def batch_details(case: dict) -> list:

@@ -23,7 +23,8 @@ import unittest.mock
 
 import harness
 import report
-from harness import CNI_PATH, PYTHON, REPO, WORK, add_namespaces, conflist, paired_ratios, summary
+from harness import (CNI_PATH, ENGINE_WORK, PYTHON, REPO, WORK, add_namespaces, conflist, paired_differences,
+                     paired_ratios, summary)
 
 FULL = {
     "engine_cycles": 150,
@@ -59,8 +60,9 @@ class DirectLoop:
     """The physical floor: the plugin binaries run with the same stdin and environment the
     engine gives them, by the least code that can chain their results."""
 
-    def __init__(self, network, container_id: str, netns: str, ifname: str):
+    def __init__(self, network, container_id: str, netns: str, ifname: str, timeout: float | None = None):
         self.network = network
+        self.timeout = timeout  # analysis only: with a timeout, subprocess polls for the exit
         self.paths = [os.path.join(CNI_PATH[0], p["type"]) for p in network.plugins]
         base = {k: v for k, v in os.environ.items() if not k.startswith("CNI_")}
         self.env = dict(base, CNI_CONTAINERID=container_id, CNI_NETNS=netns, CNI_IFNAME=ifname,
@@ -71,7 +73,8 @@ class DirectLoop:
         if prev_result is not None:
             request["prevResult"] = prev_result
         return subprocess.run([self.paths[index]], input=json.dumps(request, sort_keys=True).encode(),
-                              env=dict(self.env, CNI_COMMAND=command), capture_output=True, check=True).stdout
+                              env=dict(self.env, CNI_COMMAND=command), capture_output=True, check=True,
+                              timeout=self.timeout).stdout
 
     def cycle(self) -> None:
         result = None
@@ -85,14 +88,14 @@ def case_engine(params: dict) -> dict:
     from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
     from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
 
-    root = "/tmp/cnit-b-engine"
     network = parse_network_list(json.dumps(conflist("cnit-b-engine", "cnit-b-br0", "10.248.0.0/24",
-                                                     f"{root}/ipam")).encode())
+                                                     f"{ENGINE_WORK}/ipam")).encode())
     add_namespaces(["cnit-b-e0"])
     netns = "/var/run/netns/cnit-b-e0"
-    engine = Engine(CNI_PATH, f"{root}/cache")
+    engine = Engine(CNI_PATH, f"{ENGINE_WORK}/cache")
     attachment = Attachment("cnit-b-engine", netns, "eth0")
     direct = DirectLoop(network, "cnit-b-direct", netns, "eth0")
+    direct_with_timeout = DirectLoop(network, "cnit-b-direct", netns, "eth0", timeout=engine.timeout)
 
     def engine_cycle():
         engine.add(network, attachment)
@@ -103,7 +106,8 @@ def case_engine(params: dict) -> dict:
         with unittest.mock.patch("os.fsync"):
             engine_cycle()
 
-    sides = {"engine": engine_cycle, "engine_no_fsync": engine_cycle_without_fsync, "direct": direct.cycle}
+    sides = {"engine": engine_cycle, "engine_no_fsync": engine_cycle_without_fsync,
+             "direct_timeout": direct_with_timeout.cycle, "direct": direct.cycle}
     for cycle in list(sides.values()) * 3:  # warm-up: the bridge exists, page cache holds the binaries
         cycle()
     samples = {side: [] for side in sides}
@@ -114,6 +118,10 @@ def case_engine(params: dict) -> dict:
     return {
         "sides": {side: summary(values) for side, values in samples.items()},
         "ratio": ratio, "ratio_no_fsync": paired_ratios(samples["engine_no_fsync"], samples["direct"]),
+        "ratio_timeout": paired_ratios(samples["direct_timeout"], samples["direct"]),
+        "fsync_cost": paired_differences(samples["engine"], samples["engine_no_fsync"]),
+        "exit_polling_cost": paired_differences(samples["direct_timeout"], samples["direct"]),
+        "gap": paired_differences(samples["engine"], samples["direct"]),
         "target": 1.10, "met": ratio["median"] <= 1.10, "n": params["engine_cycles"],
     }
 
