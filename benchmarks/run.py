@@ -251,7 +251,7 @@ def case_scaling(params: dict) -> dict:
     return {
         "sides": {f"{size} attachments": summary(values) for size, values in per_item.items()},
         "marginal": {span: summary(values) for span, values in marginal.items()},
-        "ratio": growth, "ratio_label": f"per attachment at {big} / at {mid}",
+        "ratio": growth, "ratio_label": f"Per attachment at {big} / at {mid}",
         "target": 1.20, "met": growth["median"] <= 1.20,
         "rounds": rounds, "playbook_wall": wall,
     }
