@@ -6,7 +6,7 @@
 The source is the collection's own documentation as ``ansible-doc --json`` reports it
 (DOCUMENTATION/EXAMPLES/RETURN of each module, meta/argument_specs.yml of each role); Ansible's
 markup (O(), V(), M(), ...) is converted by antsibull-docs-parser. The output depends only on
-that documentation, so ``docs/`` can be checked for staleness with a plain diff.
+that documentation, so ``docs/reference/`` can be checked for staleness with a plain diff.
 
 Run through scripts/gen-docs.sh, which prepares the virtualenv and a copy of the tree at
 ansible_collections/cnikit/cni (ansible-doc does not find roles through a symlinked collection).
