@@ -20,7 +20,8 @@ N ADD+DEL cycles of a `bridge` + `host-local` + `tuning` list (cniVersion 1.0.0,
 `Engine.add`/`Engine.delete` in one Python process, against the same plugin binaries run directly with
 the same stdin and environment by a minimal Python loop that only chains the results (no cache, no
 locks, no checks). Two more sides, for analysis only, split the difference: the engine with `os.fsync`
-made a no-op, and the minimal loop with the engine's plugin timeout. The sides alternate cycle by cycle.
+made a no-op, and the minimal loop with the engine's plugin timeout. The sides alternate cycle by cycle,
+in an order rotated every cycle.
 """,
     "batch": """
 Attach then detach the same namespaces (`cnit-b-0` ... , created beforehand) to one bridge network with
