@@ -138,7 +138,9 @@ def install_details(case: dict) -> list:
         "", f"First install: {seconds(first['seconds'])}, {first['bytes']:,} bytes downloaded. "
         f"The {case['rounds']} no-op re-runs together: {case['noop_requests']} requests, {case['noop_bytes']} bytes "
         f"served (counted by the test server), {'a change reported' if case['noop_changed'] else '0 changed'}. "
-        f"Forced / no-op: {ratio_text(case['ratio'])}. Target (nothing downloaded, no change): {verdict(case)}."]
+        f"Forced / no-op: {ratio_text(case['ratio'])}. Target (nothing downloaded, no change): {verdict(case)}.",
+        "", "Parts of a no-op re-run, timed in process on the installed binaries:", ""] + stats_table(
+        case["noop_breakdown"], first_column="work")
 
 
 def scaling_details(case: dict) -> list:

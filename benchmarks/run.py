@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import platform
@@ -315,6 +316,33 @@ def bytes_during(requests: list, task: dict) -> tuple:
     return sum(r["bytes"] for r in served), len(served)
 
 
+def noop_breakdown(dest: str, rounds: int) -> dict:
+    """What a no-op re-run spends on the managed node besides Ansible, timed in process on the
+    installed binaries: the manifest check's digests, and the VERSION calls behind the returned
+    ``cni_versions``."""
+    from ansible_collections.cnikit.cni.plugins.module_utils._exec import VERSION_PROBE_STDIN, plugin_env, run_plugin
+    from ansible_collections.cnikit.cni.plugins.module_utils._release import file_digests
+
+    binaries = [os.path.join(dest, name) for name in sorted(os.listdir(dest)) if not name.startswith(".")]
+    env = plugin_env("VERSION", ["dummy"], netns="dummy", ifname="dummy")
+
+    def sha256_only(path):
+        with open(path, "rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+
+    parts = {
+        f"sha256 + sha512 of the {len(binaries)} binaries (the manifest check)": lambda: [file_digests(p) for p in binaries],
+        "sha256 alone (the only digest the check compares)": lambda: [sha256_only(p) for p in binaries],
+        f"VERSION of the {len(binaries)} binaries (the returned cni_versions)":
+            lambda: [run_plugin(p, env, VERSION_PROBE_STDIN) for p in binaries],
+    }
+    samples = {label: [] for label in parts}
+    for _round in range(rounds):
+        for label, work in parts.items():
+            samples[label].append(timed(work))
+    return {label: summary(values) for label, values in samples.items()}
+
+
 def case_install(params: dict) -> dict:
     root = f"{WORK}/release"
     harness.release_server.build_release(root, RELEASE, machine_arch())
@@ -343,6 +371,7 @@ def case_install(params: dict) -> dict:
         "noop_bytes": sum(size for size, _count in noop_bytes),
         "noop_requests": sum(count for _size, count in noop_bytes),
         "noop_changed": not unchanged,
+        "noop_breakdown": noop_breakdown(options["dest"], max(params["install_rounds"], 3)),
         "met": downloaded_nothing and unchanged, "rounds": params["install_rounds"], "playbook_wall": wall,
     }
 
