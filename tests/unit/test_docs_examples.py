@@ -1,7 +1,7 @@
 # Copyright (c) cnikit contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Every YAML example of the user guide is a file of docs/examples/, byte for byte, and the
+"""Every YAML example of the user guide (DOCUMENTS) is a file of docs/examples/, byte for byte, and the
 molecule scenario ``docs`` runs every one of those files: so each example a reader sees has run."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-GUIDE = ROOT / "docs" / "user-guide.md"
+# The documents whose YAML blocks must all be runnable examples.
+DOCUMENTS = (ROOT / "docs" / "user-guide.md",)
 EXAMPLES = ROOT / "docs" / "examples"
 DOCS_CONVERGE = ROOT / "molecule" / "docs" / "converge.yml"
 
@@ -22,7 +23,8 @@ FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 
 
 def _yaml_blocks() -> list:
-    return [body for info, body in FENCE.findall(GUIDE.read_text()) if info.strip() in ("yaml", "yml")]
+    return [body for document in DOCUMENTS for info, body in FENCE.findall(document.read_text())
+            if info.strip() in ("yaml", "yml")]
 
 
 def _example_files() -> dict:
@@ -42,7 +44,7 @@ def test_the_guide_has_yaml_examples():
 @pytest.mark.parametrize("block", _yaml_blocks(), ids=lambda block: block.splitlines()[1][:50])
 def test_each_yaml_block_of_the_guide_is_an_example_file(block):
     files = _example_files()
-    assert block in files.values(), "a YAML block of docs/user-guide.md differs from every file of docs/examples/"
+    assert block in files.values(), "a YAML block of the documents differs from every file of docs/examples/"
 
 
 def test_each_example_file_is_shown_in_the_guide():
