@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +28,7 @@ import hostclean  # noqa: E402  pylint: disable=wrong-import-position
 from ansible_collections.cnikit.cni.plugins.module_utils import _cache  # noqa: E402
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list  # noqa: E402
 
-PREFIX = "cnit-r-"
+SUITE_PREFIX = "cnit-r-"
 REAL_PLUGINS = "/usr/lib/cni"
 FULL = os.environ.get("CNIKIT_RELIABILITY_FULL") == "1"
 
@@ -53,9 +55,21 @@ def nat_rules() -> str:
     return run("iptables", "-t", "nat", "-S").stdout
 
 
+def _run_prefix() -> str:
+    """``cnit-r-<2 hex digits>``, a tag no other run on this host uses now: concurrent runs of the
+    suite (several checkouts' test commands) then never clean up each other's namespaces."""
+    names = netns_names() + link_names() if shutil.which("ip") else []
+    used = {name[len(SUITE_PREFIX):len(SUITE_PREFIX) + 2] for name in names if name.startswith(SUITE_PREFIX)}
+    free = [f"{tag:02x}" for tag in range(256) if f"{tag:02x}" not in used]
+    return SUITE_PREFIX + random.choice(free or ["ff"])
+
+
 def portmap_chain_hash(network: str, container_id: str) -> str:
     """portmap's per-container chain name is a prefix of this (libcni utils.FormatChainName)."""
     return "CNI-DN-" + hashlib.sha512((network + container_id).encode()).hexdigest()
+
+
+PREFIX = _run_prefix()
 
 
 def needs_host():
@@ -120,7 +134,9 @@ class Host:
         rules = nat_rules()
         chains = [line.split()[1] for line in rules.splitlines() if line.startswith("-N CNI-DN-")]
         nat = [line for line in rules.splitlines() if any(cid in line for cid in container_ids)]
-        nat += [c for c in chains for cid in container_ids if portmap_chain_hash(network, cid).startswith(c)]
+        hashes = {portmap_chain_hash(network, cid) for cid in container_ids}
+        _OUR_CHAIN_HASHES.update(hashes)
+        nat += [c for c in chains if any(h.startswith(c) for h in hashes)]
         results = os.path.join(self.cache_dir, _cache.RESULTS_SUBDIR)
         pending = os.path.join(self.cache_dir, _cache.PENDING_SUBDIR)
         return {
@@ -171,6 +187,27 @@ def valid_cache_files(cache_dir: str) -> list:
 
 
 _COUNTER = [0]
+_FIGURES = {}
+
+
+@pytest.fixture
+def figures(request):
+    """Record what a randomised test saw (where kills landed, GC passes...): printed in the
+    terminal summary, and written as JSON to $CNIKIT_RELIABILITY_FIGURES when set."""
+    def record(values: dict) -> None:
+        _FIGURES[request.node.name] = values
+    return record
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _FIGURES:
+        return
+    terminalreporter.section(f"reliability figures ({'full' if FULL else 'default'} counts)")
+    for name, values in _FIGURES.items():
+        terminalreporter.write_line(f"{name}: {json.dumps(values, sort_keys=True)}")
+    if os.environ.get("CNIKIT_RELIABILITY_FIGURES"):
+        with open(os.environ["CNIKIT_RELIABILITY_FIGURES"], "w", encoding="utf-8") as handle:
+            json.dump({"full": FULL, "figures": _FIGURES}, handle, indent=2, sort_keys=True)
 
 
 @pytest.fixture
@@ -183,9 +220,26 @@ def host(tmp_path, request):
     item = Host(tmp_path, _COUNTER[0])
 
     def finish():
-        hostclean.clean(PREFIX, ip_forward=forward)
+        hostclean.clean_namespaces(PREFIX)
+        hostclean.clean_links(PREFIX)
+        run("sysctl", "-qw", f"net.ipv4.ip_forward={forward}")
         left = [n for n in netns_names() if n.startswith(PREFIX)] + [n for n in link_names() if n.startswith(PREFIX)]
         assert not left, f"clean-up left {left}"
 
     request.addfinalizer(finish)
     return item
+
+
+@pytest.fixture(scope="session", autouse=True)
+def portmap_chains():
+    """portmap's global CNI-HOSTPORT-* chains, once the whole run is over (dropped only when no
+    container of anyone uses them; per test, that would race with portmap ADDs running elsewhere)."""
+    yield
+    if os.geteuid() == 0 and shutil.which("iptables"):
+        hostclean.clean_portmap_chains()
+        dn_chains = [c for c in nat_rules().splitlines() if c.startswith("-N CNI-DN-")]
+        ours = [c for c in dn_chains if any(h.startswith(c.split()[1]) for h in _OUR_CHAIN_HASHES)]
+        assert not ours, f"portmap chains of this run left: {ours}"
+
+
+_OUR_CHAIN_HASHES = set()

@@ -40,7 +40,7 @@ def attachment(host, name="c1", port=None) -> Attachment:
 
 def fault_bridge(host):
     # A link of another kind under the bridge's name: bridge fails before creating anything.
-    run("ip", "link", "add", host.bridge, "type", "veth", "peer", "name", f"{PREFIX}peer{host.index}")
+    run("ip", "link", "add", host.bridge, "type", "veth", "peer", "name", f"{PREFIX}p{host.index}")
     return chain(host), "bridge"
 
 

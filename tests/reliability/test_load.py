@@ -81,7 +81,7 @@ class Collector(threading.Thread):
             self.failure = exc
 
 
-def test_concurrent_plays_get_distinct_addresses_and_gc_never_overlaps(host, tmp_path, record_property):
+def test_concurrent_plays_get_distinct_addresses_and_gc_never_overlaps(host, tmp_path, figures):
     _install_interval_plugin(host)
     log = str(tmp_path / "intervals.jsonl")
     interval = {"type": "interval", "intervalLog": log, "holdSeconds": HOLD}
@@ -142,13 +142,12 @@ def test_concurrent_plays_get_distinct_addresses_and_gc_never_overlaps(host, tmp
     while host.state(network.name, [])["veths"] and time.monotonic() < deadline:
         time.sleep(0.1)  # deleted namespaces are torn down by the kernel asynchronously
     host.assert_clean(network.name, ids + doomed, namespaces)
-    figures = {"rounds": ROUNDS, "attachments": addresses_seen, "gc_passes": collector.passes,
-               "gc_dels_among_plays": len(during), "play_operations": len(play_spans), "overlaps": 0}
-    record_property("figures", figures)
-    print(f"concurrency: {figures}")
+    figures({"rounds": ROUNDS, "attachments": addresses_seen, "gc_passes": collector.passes,
+             "gc_dels": len(gc_spans), "gc_dels_among_plays": len(during), "play_operations": len(play_spans),
+             "overlaps": 0})
 
 
-def test_hundreds_of_attachments_attach_converge_detach(host, tmp_path, record_property):
+def test_hundreds_of_attachments_attach_converge_detach(host, tmp_path, figures):
     conf = host.conflist(f"{PREFIX}scale{host.index}", [{"type": "tuning", "mtu": 1400}], subnet="10.247.252.0/22")
     host.write_conflist(conf)
     names = [f"{PREFIX}s{i}" for i in range(SCALE)]
@@ -177,4 +176,4 @@ def test_hundreds_of_attachments_attach_converge_detach(host, tmp_path, record_p
     host.assert_clean(conf["name"], names)
     assert host.reservations(conf["name"]) == {}
     assert all(link_names(name) == ["lo"] for name in names)
-    record_property("figures", {"attachments": SCALE})
+    figures({"attachments": SCALE, "distinct_addresses": len(set(addresses))})

@@ -46,7 +46,8 @@ class Scenario:
         self.network = f"{PREFIX}kill{host.index}"
         self.netns = host.netns(f"k{host.index}")
         self.container_id = f"{PREFIX}cid{host.index}"
-        FakePlugins(host.fake_dir).install("sleep", ADD={"sleep": 0.3}, DEL={"sleep": 0.2})
+        self.fakes = FakePlugins(host.fake_dir)
+        self.fakes.install("sleep", ADD={"sleep": 0.3}, DEL={"sleep": 0.2})
         self.port = 21000 + host.index
 
     def plugins(self, mtu: int) -> list:
@@ -116,14 +117,15 @@ class Scenario:
         assert self.leftovers() == []
 
 
-def where(scenario: Scenario) -> str:
-    """Where the kill landed, judged from what it left."""
+def where(scenario: Scenario, calls_before: int) -> str:
+    """Where a kill of cni_attach landed, from the test double's log and what was left."""
+    verbs = [call["verb"] for call in scenario.fakes.calls()[calls_before:]]
     state = scenario.host.state(scenario.network, [scenario.container_id])
-    if state["pending"]:
-        return "mid-ADD (intent marker left)"
-    if state["cache"]:
-        return "cache entry present"
-    return "no attachment recorded"
+    if "ADD" in verbs:
+        return "during ADD (intent marker left)" if state["pending"] else "after ADD (cache written)"
+    if "DEL" in verbs:
+        return "during DEL, after the test double (cache kept)" if state["cache"] else "after DEL (cache removed)"
+    return "before the test double ran (start-up, loading, first plugins)"
 
 
 @pytest.fixture
@@ -131,47 +133,49 @@ def rng():
     return random.Random(SEED)
 
 
-def test_kill_during_add_converges_exactly(host, tmp_path, rng, record_property):
+def test_kill_during_add_converges_exactly(host, tmp_path, rng, figures):
     scenario = Scenario(host, tmp_path)
     scenario.converge(MTUS[0])
     landed = collections.Counter()
     orphans = 0
     for iteration in range(KILLS):
         mtu = MTUS[(iteration + 1) % 2]
-        delay = rng.uniform(0.0, 2.2)  # network module ~0.6 s, then attach: DEL + ADD ~1.5 s
-        killed = modules.run_killed("cni_network", scenario.network_args(mtu), scenario.work, delay)
-        if killed:
-            landed["cni_network"] += 1
+        # cni_network takes ~0.6 s, then cni_attach replaces the attachment (DEL + ADD) in ~1.5 s.
+        delay = rng.uniform(0.0, 2.2)
+        calls_before = len(scenario.fakes.calls())
+        if modules.run_killed("cni_network", scenario.network_args(mtu), scenario.work, delay):
+            landed["in cni_network"] += 1
+        elif modules.run_killed("cni_attach", scenario.attach_args("present"), scenario.work, max(0.0, delay - 0.6)):
+            landed[f"in cni_attach: {where(scenario, calls_before)}"] += 1
         else:
-            remaining = max(0.0, delay - 0.6)
-            killed = modules.run_killed("cni_attach", scenario.attach_args("present"), scenario.work, remaining)
-            landed[f"cni_attach: {where(scenario)}" if killed else "after both finished"] += 1
+            landed["after both finished"] += 1
         orphans += modules.wait_for_orphans(scenario.container_id)
         scenario.files_parse()
         scenario.converge(mtu)
         scenario.assert_attached(mtu)
     scenario.converge(MTUS[0], "absent")
     host.assert_clean(scenario.network, [scenario.container_id], [scenario.netns])
-    record_property("kills", dict(landed, orphaned_plugins=orphans))
-    print(f"ADD kills: {dict(landed)}; orphaned plugin processes waited for: {orphans}")
+    figures(dict(landed, kills=KILLS, orphaned_plugin_processes=orphans))
 
 
-def test_kill_during_del_converges_exactly(host, tmp_path, rng, record_property):
+def test_kill_during_del_converges_exactly(host, tmp_path, rng, figures):
     scenario = Scenario(host, tmp_path)
     landed = collections.Counter()
     orphans = 0
     for _ in range(KILLS):
         scenario.converge(MTUS[0])
-        killed = modules.run_killed("cni_attach", scenario.attach_args("absent"), scenario.work, rng.uniform(0.0, 1.4))
-        landed[where(scenario) if killed else "after it finished"] += 1
+        calls_before = len(scenario.fakes.calls())
+        if modules.run_killed("cni_attach", scenario.attach_args("absent"), scenario.work, rng.uniform(0.0, 1.2)):
+            landed[where(scenario, calls_before)] += 1
+        else:
+            landed["after it finished"] += 1
         orphans += modules.wait_for_orphans(scenario.container_id)
         scenario.files_parse()
         result = scenario.converge(MTUS[0], "absent")
         assert result["action"] in ("deleted", "absent")
         host.assert_clean(scenario.network, [scenario.container_id], [scenario.netns])
         assert scenario.leftovers() == []
-    record_property("kills", dict(landed, orphaned_plugins=orphans))
-    print(f"DEL kills: {dict(landed)}; orphaned plugin processes waited for: {orphans}")
+    figures(dict(landed, kills=KILLS, orphaned_plugin_processes=orphans))
 
 
 # -- install ---------------------------------------------------------------------------------
@@ -190,7 +194,7 @@ def _sha256(path: str) -> str:
         return hashlib.sha256(handle.read()).hexdigest()
 
 
-def test_kill_during_install_converges_exactly(tmp_path, rng, record_property):
+def test_kill_during_install_converges_exactly(tmp_path, rng, figures):
     if os.geteuid() != 0:
         pytest.skip("installs with root ownership")
     releases = {version: build_release(str(tmp_path / "releases"), version, "amd64", INSTALLED,
@@ -207,13 +211,13 @@ def test_kill_during_install_converges_exactly(tmp_path, rng, record_property):
     landed = collections.Counter()
     for iteration in range(KILLS):
         version = ("1.1.2", "1.1.1")[iteration % 2]
-        killed = modules.run_killed("cni_plugin_install", args(version), work, rng.uniform(0.0, 1.5))
+        killed = modules.run_killed("cni_plugin_install", args(version), work, rng.uniform(0.0, 0.9))
         manifest = _release.read_manifest(dest)  # parses, or raises
-        landed[f"killed, manifest of {manifest and manifest.get('version')}" if killed else "after it finished"] += 1
-        for name in os.listdir(dest):
-            if not name.startswith("."):
-                assert _sha256(os.path.join(dest, name)) in (digests["1.1.1"][name], digests["1.1.2"][name]), \
-                    f"{name} is neither release's binary (truncated?)"
+        binaries = [name for name in os.listdir(dest) if not name.startswith(".")]
+        for name in binaries:
+            assert _sha256(os.path.join(dest, name)) in (digests["1.1.1"][name], digests["1.1.2"][name]), \
+                f"{name} is neither release's binary (truncated?)"
+        landed[_install_landing(killed, dest, manifest, version, digests[version])] += 1
         result = modules.run("cni_plugin_install", args(version), work)
         assert not result.get("failed"), result
         assert sorted(os.listdir(dest)) == sorted(INSTALLED + [_release.MANIFEST_NAME]), "leftovers in dest"
@@ -222,5 +226,16 @@ def test_kill_during_install_converges_exactly(tmp_path, rng, record_property):
             path = os.path.join(dest, name)
             assert _sha256(path) == digests[version][name]
             assert os.stat(path).st_mode & 0o7777 == 0o755
-    record_property("kills", dict(landed))
-    print(f"install kills: {dict(landed)}")
+    figures(dict(landed, kills=KILLS))
+
+
+def _install_landing(killed: bool, dest: str, manifest: dict, version: str, wanted: dict) -> str:
+    if not killed:
+        return "after it finished"
+    if manifest and manifest.get("version") == version:
+        return "after the manifest was written"
+    if any(name.startswith(_release.STAGE_PREFIX) for name in os.listdir(dest)):
+        return "while staging (stage directory left)"
+    if any(_sha256(os.path.join(dest, name)) == digest for name, digest in wanted.items()):
+        return "between the renames and the manifest"
+    return "before staging (start-up, reading the tarball)"
