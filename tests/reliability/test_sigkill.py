@@ -22,6 +22,7 @@ import json
 import os
 import random
 import tarfile
+import time
 
 import modules
 import pytest
@@ -73,10 +74,18 @@ class Scenario:
     def converge(self, mtu: int, state: str = "present") -> dict:
         if state == "present":
             result = modules.run("cni_network", self.network_args(mtu), self.work)
-            assert not result.get("failed"), result
+            assert not result.get("failed"), result.get("msg")
         result = modules.run("cni_attach", self.attach_args(state), self.work)
-        assert not result.get("failed"), result
+        assert not result.get("failed"), result.get("msg")
         return result
+
+    def timed_converge(self, mtu: int) -> tuple:
+        """Converge to ``mtu`` and return how long each module took."""
+        started = time.monotonic()
+        assert not modules.run("cni_network", self.network_args(mtu), self.work).get("failed")
+        network_done = time.monotonic()
+        assert not modules.run("cni_attach", self.attach_args("present"), self.work).get("failed")
+        return network_done - started, time.monotonic() - network_done
 
     def conflist_path(self) -> str:
         [name] = [n for n in os.listdir(self.host.conf_dir) if n.endswith(".conflist")]
@@ -136,16 +145,17 @@ def rng():
 def test_kill_during_add_converges_exactly(host, tmp_path, rng, figures):
     scenario = Scenario(host, tmp_path)
     scenario.converge(MTUS[0])
+    network_time, attach_time = scenario.timed_converge(MTUS[1])  # a replacement, as each killed run is
     landed = collections.Counter()
     orphans = 0
     for iteration in range(KILLS):
-        mtu = MTUS[(iteration + 1) % 2]
-        # cni_network takes ~0.6 s, then cni_attach replaces the attachment (DEL + ADD) in ~1.5 s.
-        delay = rng.uniform(0.0, 2.2)
+        mtu = MTUS[iteration % 2]
+        delay = rng.uniform(0.0, 1.05) * (network_time + attach_time)
         calls_before = len(scenario.fakes.calls())
         if modules.run_killed("cni_network", scenario.network_args(mtu), scenario.work, delay):
             landed["in cni_network"] += 1
-        elif modules.run_killed("cni_attach", scenario.attach_args("present"), scenario.work, max(0.0, delay - 0.6)):
+        elif modules.run_killed("cni_attach", scenario.attach_args("present"), scenario.work,
+                                max(0.0, delay - network_time)):
             landed[f"in cni_attach: {where(scenario, calls_before)}"] += 1
         else:
             landed["after both finished"] += 1
@@ -160,12 +170,17 @@ def test_kill_during_add_converges_exactly(host, tmp_path, rng, figures):
 
 def test_kill_during_del_converges_exactly(host, tmp_path, rng, figures):
     scenario = Scenario(host, tmp_path)
+    scenario.converge(MTUS[0])
+    started = time.monotonic()
+    scenario.converge(MTUS[0], "absent")
+    duration = time.monotonic() - started
     landed = collections.Counter()
     orphans = 0
     for _ in range(KILLS):
         scenario.converge(MTUS[0])
         calls_before = len(scenario.fakes.calls())
-        if modules.run_killed("cni_attach", scenario.attach_args("absent"), scenario.work, rng.uniform(0.0, 1.2)):
+        if modules.run_killed("cni_attach", scenario.attach_args("absent"), scenario.work,
+                              rng.uniform(0.3, 1.05) * duration):
             landed[where(scenario, calls_before)] += 1
         else:
             landed["after it finished"] += 1
@@ -208,10 +223,14 @@ def test_kill_during_install_converges_exactly(tmp_path, rng, figures):
         return {"src": releases[version], "version": version, "dest": dest}
 
     assert not modules.run("cni_plugin_install", args("1.1.1"), work).get("failed")
+    started = time.monotonic()
+    assert not modules.run("cni_plugin_install", args("1.1.2"), work).get("failed")
+    # An upgrade, as each killed run is. Its first ~40% is interpreter start-up: the kills aim after it.
+    duration = time.monotonic() - started
     landed = collections.Counter()
     for iteration in range(KILLS):
-        version = ("1.1.2", "1.1.1")[iteration % 2]
-        killed = modules.run_killed("cni_plugin_install", args(version), work, rng.uniform(0.0, 0.9))
+        version = ("1.1.1", "1.1.2")[iteration % 2]
+        killed = modules.run_killed("cni_plugin_install", args(version), work, rng.uniform(0.45, 1.05) * duration)
         manifest = _release.read_manifest(dest)  # parses, or raises
         binaries = [name for name in os.listdir(dest) if not name.startswith(".")]
         for name in binaries:
@@ -238,4 +257,4 @@ def _install_landing(killed: bool, dest: str, manifest: dict, version: str, want
         return "while staging (stage directory left)"
     if any(_sha256(os.path.join(dest, name)) == digest for name, digest in wanted.items()):
         return "between the renames and the manifest"
-    return "before staging (start-up, reading the tarball)"
+    return "before staging (start-up, reading and hashing the tarball)"
