@@ -103,7 +103,9 @@ class OperationError(CNIError):
         super().__init__(text)
 
     def to_dict(self) -> dict:
-        result = {"msg": str(self), "error": self.cause.to_dict()}
+        # The first error's fields (plugin, verb, code, ...) at the top, with the whole story as msg.
+        result = self.cause.to_dict()
+        result["msg"] = str(self)
         if self.cleanup_errors:
             result[self.CLEANUP_KEY] = [e.to_dict() for e in self.cleanup_errors]
         return result

@@ -263,7 +263,7 @@ def present(module, params, path: str, result: dict) -> None:
         cni_path = params["cni_path"] if params["check_plugins"] else None
         netfile.validate_on_host(conf, path, params["conf_dir"], report, cni_path, params["timeout"])
     data, result["config"] = netfile.normalise(conf)
-    _report(module, report, params["validate"], result)
+    _report(module, report, params["validate"], not params["validate_only"], result)
     if params["validate_only"]:
         return
     mode = netfile.parse_mode(params["mode"])
@@ -300,15 +300,16 @@ def absent(module, params, path: str, result: dict) -> None:
         remove_if_exists(removed_path)
 
 
-def _report(module, report: ValidationReport, mode: str, result: dict) -> None:
+def _report(module, report: ValidationReport, mode: str, writing: bool, result: dict) -> None:
     result["validation_errors"] = [f.to_dict() for f in report.errors]
     result["validation_warnings"] = [f.to_dict() for f in report.warnings]
     for finding in report.warnings:
         module.warn(str(finding))
     if report.errors and mode == "strict":
         module.fail_json(msg=f"the network configuration is not valid: {report.summary()}", **result)
+    consequence = "written anyway" if writing else "reported only"
     for finding in report.errors:
-        module.warn(f"invalid, written anyway (validate={mode}): {finding}")
+        module.warn(f"invalid, {consequence} (validate={mode}): {finding}")
 
 
 def main():

@@ -197,7 +197,8 @@ def test_converge_all_collects_errors_per_item(setup):
     assert outcomes[0].action == "added"
     failed = _attach.describe(items[1], outcomes[1])
     assert failed["failed"] and failed["action"] == "failed"
-    assert "picky refuses" in failed["msg"] and failed["error"]["error"]["plugin"] == "picky"
+    assert "picky refuses" in failed["msg"] and failed["error"]["plugin"] == "picky"
+    assert failed["error"]["verb"] == "ADD" and failed["error"]["code"] == 7
 
 
 def test_converge_all_rejects_the_same_attachment_twice(setup):

@@ -211,7 +211,8 @@ def test_failed_add_deletes_the_whole_list_in_reverse_and_caches_nothing(engine,
     assert isinstance(error.cause, PluginError) and error.cleanup_errors == []
     assert (error.cause.plugin, error.cause.verb, error.cause.code) == ("noop3", "ADD", 11)
     assert str(error) == "ADD of network net failed and was rolled back: plugin noop3 failed (ADD) [code 11]: try again; busy"
-    assert error.to_dict()["error"]["code"] == 11
+    details = error.to_dict()
+    assert (details["plugin"], details["verb"], details["code"], details["msg"]) == ("noop3", "ADD", 11, str(error))
     assert not _cache_file(engine).exists()
 
 
