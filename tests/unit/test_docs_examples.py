@@ -1,7 +1,7 @@
 # Copyright (c) cnikit contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Every YAML example of the user guide (DOCUMENTS) is a file of docs/examples/, byte for byte, and the
+"""Every YAML example of the documents in DOCUMENTS is a file of docs/examples/, byte for byte, and the
 molecule scenario ``docs`` runs every one of those files: so each example a reader sees has run."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # The documents whose YAML blocks must all be runnable examples.
-DOCUMENTS = (ROOT / "docs" / "user-guide.md",)
+DOCUMENTS = tuple(ROOT / name for name in (
+    "docs/user-guide.md", "docs/namespaces-gc-info.md", "docs/plugin-install.md", "docs/validation.md"))
 EXAMPLES = ROOT / "docs" / "examples"
 DOCS_CONVERGE = ROOT / "molecule" / "docs" / "converge.yml"
 
