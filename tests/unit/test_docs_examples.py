@@ -15,7 +15,7 @@ import yaml
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # The documents whose YAML blocks must all be runnable examples.
 DOCUMENTS = tuple(ROOT / name for name in (
-    "docs/user-guide.md", "docs/namespaces-gc-info.md", "docs/plugin-install.md", "docs/validation.md"))
+    "README.md", "docs/user-guide.md", "docs/namespaces-gc-info.md", "docs/plugin-install.md", "docs/validation.md"))
 EXAMPLES = ROOT / "docs" / "examples"
 DOCS_CONVERGE = ROOT / "molecule" / "docs" / "converge.yml"
 
