@@ -133,7 +133,9 @@ class Host:
         reservations = {ip: owner for ip, owner in self.reservations(network).items() if owner in container_ids}
         rules = nat_rules()
         chains = [line.split()[1] for line in rules.splitlines() if line.startswith("-N CNI-DN-")]
-        nat = [line for line in rules.splitlines() if any(cid in line for cid in container_ids)]
+        # portmap's rules carry a comment 'id: "<container ID>"' (quotes escaped by iptables -S).
+        marks = [f'id: \\"{cid}\\"' for cid in container_ids]
+        nat = [line for line in rules.splitlines() if any(mark in line for mark in marks)]
         hashes = {portmap_chain_hash(network, cid) for cid in container_ids}
         _OUR_CHAIN_HASHES.update(hashes)
         nat += [c for c in chains if any(h.startswith(c) for h in hashes)]

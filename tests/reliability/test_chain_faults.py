@@ -60,10 +60,11 @@ def fault_tuning(host):
 
 
 def fault_portmap(host):
-    return chain(host), "portmap"  # with a host port out of range, see the test
+    return chain(host), "portmap"  # the test gives it host port 70000, which iptables refuses
 
 
 def fault_cache_write(host):
+    # A file where the results directory belongs: every plugin succeeds, the cache write fails.
     os.makedirs(host.cache_dir)
     with open(os.path.join(host.cache_dir, _cache.RESULTS_SUBDIR), "w", encoding="utf-8") as handle:
         handle.write("a file where the results directory belongs")
@@ -105,7 +106,7 @@ def test_failure_at_every_position_is_rolled_back(host, position):
     if failing_plugin is not None:
         assert caught.value.cause.plugin == failing_plugin
     if position == "result cache write":
-        _cache_dir_is_a_file_again(host)
+        _remove_results_blocker(host)
     host.assert_clean(network.name, [item.container_id], [item.netns])
     if position.startswith("host-local"):
         assert host.reservations(network.name) == {f"10.247.{host.index}.10": OTHER_OWNER}
@@ -127,7 +128,7 @@ def attachment_with_port(item: Attachment, port: int) -> Attachment:
                       capability_args={"portMappings": [{"hostPort": port, "containerPort": 80, "protocol": "tcp"}]})
 
 
-def _cache_dir_is_a_file_again(host):
+def _remove_results_blocker(host):
     os.unlink(os.path.join(host.cache_dir, _cache.RESULTS_SUBDIR))
 
 

@@ -119,6 +119,7 @@ class Scenario:
         state = self.host.state(self.network, [self.container_id])
         assert len(state["veths"]) == 1, state
         assert len([line for line in state["nat"] if line.startswith("CNI-DN-")]) == 1, state
+        assert len([line for line in state["nat"] if line.startswith("-A CNI-HOSTPORT-DNAT")]) == 1, state
         assert state["pending"] == [], state
         [entry] = valid_cache_files(self.host.cache_dir)
         assert json.loads(entry.config)["plugins"] == self.conflist(mtu)["plugins"]
