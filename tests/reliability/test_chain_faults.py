@@ -25,8 +25,8 @@ FAIL = {"type": "fail"}
 OTHER_OWNER = "someone-else"
 
 
-def chain(host, tuning=TUNING, portmap=PORTMAP, fail_at=None, **conflist_args) -> dict:
-    plugins = [dict(tuning), dict(portmap)]
+def chain(host, tuning=None, fail_at=None, **conflist_args) -> dict:
+    plugins = [dict(tuning or TUNING), dict(PORTMAP)]
     if fail_at is not None:
         plugins.insert(fail_at - 1, dict(FAIL))  # position 0 is the bridge
     return host.conflist(f"{PREFIX}chain{host.index}", plugins, subnet=f"10.247.{host.index}.0/24", **conflist_args)

@@ -100,7 +100,7 @@ def _get(node, path):
 def mutated(draw, documents):
     """A document with one to four structural mutations: delete, replace, insert, retype."""
     document = json.loads(json.dumps(draw(st.sampled_from(documents))))
-    for _ in range(draw(st.integers(1, 4))):
+    for _mutation in range(draw(st.integers(1, 4))):
         path = draw(st.sampled_from(list(_paths(document))))
         operation = draw(st.sampled_from(["delete", "replace", "insert", "wrap"]))
         if not path:
@@ -239,8 +239,8 @@ RESULT_DOCUMENTS = RESULTS | mutated(GOLDEN)
 
 def _check_result_error(exc: ResultError) -> None:
     assert exc.path, exc
-    assert exc.path.split("[")[0].split(".")[0] in ("result", "cniVersion", "ips", "routes", "interfaces", "dns",
-                                                     "ip4", "ip6"), exc.path
+    top = exc.path.split("[")[0].split(".")[0]
+    assert top in ("result", "cniVersion", "ips", "routes", "interfaces", "dns", "ip4", "ip6"), exc.path
 
 
 @FUZZ

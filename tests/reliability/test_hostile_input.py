@@ -78,9 +78,9 @@ NAME_CALLS = [
     ("cache read network", "network", lambda v: _cache.read_entry("/nonexistent/cache", v, "c1", "eth0")),
     ("cache delete container_id", "container_id", lambda v: _cache.delete_entry("/nonexistent/cache", "n", v, "eth0")),
     ("cache lock network", "network", lambda v: _enter(_cache.attachment_lock("/nonexistent/cache", v, "c1", "eth0"))),
-    ("netns create", "netns", lambda v: _netns.create(v)),
-    ("netns remove", "netns", lambda v: _netns.remove(v)),
-    ("netns exists", "netns", lambda v: _netns.exists(v)),
+    ("netns create", "netns", _netns.create),
+    ("netns remove", "netns", _netns.remove),
+    ("netns exists", "netns", _netns.exists),
     ("GC valid_attachments", "valid_attachments[0].container_id",
      lambda v: check_valid_attachments([{"container_id": v}])),
 ]
@@ -92,8 +92,8 @@ IFNAME_CALLS = [
      lambda v: check_valid_attachments([{"container_id": "c1", "ifname": v}])),
 ]
 OTHER_CALLS = [
-    ("netns name with NUL", "netns", "a\x00b", lambda v: netns_path(v)),
-    ("relative netns path", "netns", "run/netns/x", lambda v: netns_path(v)),
+    ("netns name with NUL", "netns", "a\x00b", netns_path),
+    ("relative netns path", "netns", "run/netns/x", netns_path),
     ("CNI_ARGS key with ';'", "args[0]", "K;X", lambda v: normalise_cni_args({v: "1"})),
     ("CNI_ARGS value with '='", "args[0]", "a=b", lambda v: normalise_cni_args([["K", v]])),
     ("CNI_ARGS value with NUL", "args[0]", "a\x00", lambda v: normalise_cni_args([["K", v]])),
@@ -138,7 +138,7 @@ MODULE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("module, args, option", MODULE_CASES, ids=[f"{m}: {o}" for m, _, o in MODULE_CASES])
+@pytest.mark.parametrize("module, args, option", MODULE_CASES, ids=[f"{case[0]}: {case[2]}" for case in MODULE_CASES])
 def test_modules_fail_naming_the_option_and_create_nothing(tmp_path, module, args, option):
     if os.geteuid() != 0:
         pytest.skip("the modules run as root on a host")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -30,8 +30,12 @@ INTERVAL_PLUGIN = Path(__file__).resolve().parent / "intervalplugin.py"
 
 
 def _install_interval_plugin(host) -> None:
+    """The plugin script with this interpreter in its shebang, executable, as ``interval``."""
     os.makedirs(host.fake_dir, exist_ok=True)
-    shutil.copy(INTERVAL_PLUGIN, os.path.join(host.fake_dir, "interval"))
+    path = os.path.join(host.fake_dir, "interval")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(f"#!{sys.executable}\n" + INTERVAL_PLUGIN.read_text())
+    os.chmod(path, 0o755)
 
 
 def _intervals(path: str) -> list:
@@ -106,7 +110,7 @@ def test_concurrent_plays_get_distinct_addresses_and_gc_never_overlaps(host, tmp
     addresses_seen = 0
     try:
         with ThreadPoolExecutor(WORKERS) as pool:
-            for _ in range(ROUNDS):
+            for _round in range(ROUNDS):
                 results = list(pool.map(lambda i: play(i, "present"), range(WORKERS)))
                 assert {r["action"] for r in results} == {"added"}
                 addresses = [r["ips"][0] for r in results]

@@ -177,7 +177,7 @@ def test_kill_during_del_converges_exactly(host, tmp_path, rng, figures):
     duration = time.monotonic() - started
     landed = collections.Counter()
     orphans = 0
-    for _ in range(KILLS):
+    for _kill in range(KILLS):
         scenario.converge(MTUS[0])
         calls_before = len(scenario.fakes.calls())
         if modules.run_killed("cni_attach", scenario.attach_args("absent"), scenario.work,
