@@ -627,38 +627,54 @@ def ensure(opts: Options, fetch, workdir: str, check_mode: bool, limits: Limits 
         plan = plan_present(dest, manifest, request, source, digests, opts.force)
         return _finish(plan, source, check_mode, False, opts.probe_timeout)
     with tempfile.TemporaryDirectory(prefix="cnikit-install-", dir=workdir) as work:
-        if opts.src:
-            return _from_local_tarball(opts, dest, manifest, version, plugins, checksum, fetch, work, check_mode, limits)
-        return _from_url(opts, dest, manifest, version, plugins, checksum, fetch, work, check_mode, limits)
+        job = _TarballJob(opts, dest, manifest, version, plugins, checksum, fetch, work, check_mode, limits)
+        return _from_local_tarball(job) if opts.src else _from_url(job)
 
 
-def _from_local_tarball(opts, dest, manifest, version, plugins, checksum, fetch, work, check_mode, limits) -> dict:
-    src = os.path.abspath(opts.src)
+@dataclass
+class _TarballJob:
+    """What installing from a tarball needs, whether the tarball is local or downloaded."""
+
+    opts: Options
+    dest: str
+    manifest: dict | None
+    version: str | None
+    plugins: tuple | None
+    checksum: Checksum | None
+    fetch: object
+    work: str
+    check_mode: bool
+    limits: Limits
+
+
+def _from_local_tarball(job: _TarballJob) -> dict:
+    src = os.path.abspath(job.opts.src)
     if not os.path.isfile(src):
-        raise ConfigError("src", "is not a file on the managed host", opts.src)
+        raise ConfigError("src", "is not a file on the managed host", job.opts.src)
     digests = file_digests(src)
-    if checksum:
-        verify_digest(digests, checksum.algorithm, _expected(fetch, checksum, os.path.basename(src), limits), src)
-    source = TarballSource(src, src, work, limits)
-    request = Request(src, version or "sha256:" + digests["sha256"], plugins)
-    plan = plan_present(dest, manifest, request, source, digests, opts.force)
-    return _finish(plan, source, check_mode, False, opts.probe_timeout)
+    if job.checksum:
+        expected = _expected(job.fetch, job.checksum, os.path.basename(src), job.limits)
+        verify_digest(digests, job.checksum.algorithm, expected, src)
+    source = TarballSource(src, src, job.work, job.limits)
+    request = Request(src, job.version or "sha256:" + digests["sha256"], job.plugins)
+    plan = plan_present(job.dest, job.manifest, request, source, digests, job.opts.force)
+    return _finish(plan, source, job.check_mode, False, job.opts.probe_timeout)
 
 
-def _from_url(opts, dest, manifest, version, plugins, checksum, fetch, work, check_mode, limits) -> dict:
-    if version is None:
+def _from_url(job: _TarballJob) -> dict:
+    if job.version is None:
         raise ConfigError("version", "is required to install from a release URL (base_url or url)")
-    url = _tarball_url(opts, version)
-    checksum = checksum or Checksum("sha256", url=url + ".sha256")
-    request = Request(mask_url(url), version, plugins, checksum)
-    if not opts.force and manifest_is_current(manifest, request, dest):
-        return _finish(Plan(dest, manifest, manifest), None, check_mode, False, opts.probe_timeout)
-    path, digests = download(fetch, url, work, limits)
+    url = _tarball_url(job.opts, job.version)
+    checksum = job.checksum or Checksum("sha256", url=url + ".sha256")
+    request = Request(mask_url(url), job.version, job.plugins, checksum)
+    if not job.opts.force and manifest_is_current(job.manifest, request, job.dest):
+        return _finish(Plan(job.dest, job.manifest, job.manifest), None, job.check_mode, False, job.opts.probe_timeout)
+    path, digests = download(job.fetch, url, job.work, job.limits)
     filename = urlsplit(url).path.rsplit("/", 1)[-1]
-    verify_digest(digests, checksum.algorithm, _expected(fetch, checksum, filename, limits), mask_url(url))
-    source = TarballSource(path, mask_url(url), work, limits)
-    plan = plan_present(dest, manifest, request, source, digests, opts.force)
-    return _finish(plan, source, check_mode, True, opts.probe_timeout)
+    verify_digest(digests, checksum.algorithm, _expected(job.fetch, checksum, filename, job.limits), mask_url(url))
+    source = TarballSource(path, mask_url(url), job.work, job.limits)
+    plan = plan_present(job.dest, job.manifest, request, source, digests, job.opts.force)
+    return _finish(plan, source, job.check_mode, True, job.opts.probe_timeout)
 
 
 def _expected(fetch, checksum: Checksum, filename: str, limits: Limits) -> str:
