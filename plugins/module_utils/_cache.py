@@ -12,7 +12,6 @@ read tolerantly, and attachments are serialised with locks."""
 from __future__ import annotations
 
 import base64
-import binascii
 import contextlib
 import hashlib
 import json
@@ -108,7 +107,7 @@ def _parse(path: str, data: bytes, network: str = "", container_id: str = "", if
         return CacheEntry(network, container_id, ifname, result=raw, path=path)
     try:
         config = base64.b64decode(raw.get("config") or "", validate=True)
-    except (binascii.Error, TypeError):
+    except (ValueError, TypeError):  # binascii.Error is a ValueError; so is a non-ASCII string
         raise CacheError(path, "config is not base64") from None
     result = raw.get("result")
     args, caps = raw.get("cniArgs") or [], raw.get("capabilityArgs") or {}

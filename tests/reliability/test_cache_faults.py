@@ -45,6 +45,12 @@ def _ips_of_the_wrong_type(data: bytes) -> bytes:
     return json.dumps(entry).encode()
 
 
+def _non_ascii_config(data: bytes) -> bytes:
+    entry = json.loads(data)
+    entry["config"] = "\u0080" + entry["config"]
+    return json.dumps(entry).encode()
+
+
 CORRUPTIONS = {
     "empty": lambda data: b"",
     "truncated": _truncated,
@@ -54,6 +60,7 @@ CORRUPTIONS = {
     "result of an unknown cniVersion": _result_of_unknown_version,
     "result of the wrong type": _wrong_types,
     "result whose ips is a string": _ips_of_the_wrong_type,
+    "config with a non-ASCII character": _non_ascii_config,
     "legacy bare result": lambda data: json.dumps(json.loads(data)["result"]).encode(),
 }
 

@@ -278,6 +278,7 @@ def cache_files(draw):
 
 @FUZZ
 @given(cache_files() | st.binary(max_size=200))
+@example(b'{"kind": "cniCacheV1", "containerId": "c1", "ifName": "eth0", "networkName": "net1", "config": "\\u0080"}')
 def test_cache_reader_raises_only_cache_errors_and_del_can_proceed(data):
     path = "/var/lib/cni/results/net1-c1-eth0"
     try:
