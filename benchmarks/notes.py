@@ -103,8 +103,11 @@ def batch_analysis(case: dict) -> str:
     serial = dict(batches).get(1, batches[0][1])
     steps = ", ".join(f"`parallel: {p}` {t:.2f} s" + (f" ({serial / t:.2f}× as fast)" if p != 1 else "")
                       for p, t in batches)
+    ratio = case["ratio"]["median"]
+    verdict = ("The target is met." if case["met"] else
+               f"The target is missed: {ratio:.1f}× against ≥ {case['target']:.0f}×.")
     return f"""
-**Why.** Each loop iteration is a whole Ansible task execution: the controller templates the item,
+**Why.** {verdict} Each loop iteration is a whole Ansible task execution: the controller templates the item,
 builds and ships the module (AnsiballZ), a new interpreter imports `ansible.module_utils.basic` and the
 module, and the result travels back, about {_ms(loop_per_item)} per attach or detach here. The batch
 pays that once and then runs only the plugins.
@@ -169,8 +172,10 @@ def scaling_analysis(case: dict) -> str:
     spans = list(case["marginal"].items())
     marginal = ", ".join(f"{_ms(stats['median'])} from {span}" for span, stats in spans)
     growth = spans[-1][1]["median"] / spans[0][1]["median"]
+    verdict = ("The target is met." if case["met"] else
+               f"The target is missed: {case['ratio']['median']:.2f}× against ≤ {case['target']:.2f}×.")
     return f"""
-**Why.** The cost per attachment falls as the batch grows because the task's fixed cost (module start-up,
+**Why.** {verdict} The cost per attachment falls as the batch grows because the task's fixed cost (module start-up,
 conf dir load, result transfer) is shared by more attachments. The marginal cost of a further attachment
 is {marginal} ({growth:.2f}× between the two spans): the service does the same work per item at any
 size (the conf dir is loaded once per task, locks are per attachment and never held across items), so
