@@ -72,7 +72,7 @@ def engine_analysis(case: dict) -> str:
                f"The target is missed by {ratio - case['target']:.2f} (engine / direct {ratio:.2f} against ≤ "
                f"{case['target']:.2f}).")
     return f"""
-**Why.** {verdict} The engine spends {_ms(gap)} per cycle more than the bare plugins (medians of the
+**Why.** {verdict} Per cycle, engine minus bare plugins is {_ms(gap)}; its parts (medians of the
 differences of samples taken side by side):
 
 - **fsync, {_ms(fsync)}** (engine minus the same engine with `os.fsync` a no-op): every ADD+DEL makes
