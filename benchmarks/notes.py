@@ -77,8 +77,8 @@ differences of samples taken side by side):
 
 - **fsync, {_ms(fsync)}** (engine minus the same engine with `os.fsync` a no-op): every ADD+DEL makes
   the result cache durable with three fsyncs (the directory of the ADD's intent marker; the cache entry
-  and its directory, through `_fileio.atomic_write`), and on this VM's shared disk one fsync takes
-  milliseconds while the other users' tests write. libcni writes its cache with a plain `os.WriteFile`
+  and its directory, through `_fileio.atomic_write`); their cost follows the disk's other writers (about
+  10 ms per cycle in an earlier run of this harness while other tests wrote). libcni writes its cache with a plain `os.WriteFile`
   and never fsyncs. The fsyncs are a design choice (a cache entry that survives a crash is what lets a
   later DEL or GC release the host-local reservation) and are kept; a fourth one per ADD, spent on the
   empty intent marker, was removed while measuring (commit "Cache: create the empty ADD intent marker
@@ -87,8 +87,10 @@ differences of samples taken side by side):
   with a timeout, Python's `subprocess` polls for the child's exit with sleeps that start at 1 ms and
   double instead of blocking in `waitpid`, which `_exec.run_plugin` pays on each of the four calls of
   a cycle because it needs the timeout. A variant that waits without a timeout while a watchdog thread
-  enforces it was tried and measured against the current code (alternating, 300 cycles): 0.7 to 1.7 ms
-  per cycle faster, within the scatter, so it was not adopted.
+  enforces it was tried against the current code (alternating, 300 cycles, at a load average of 5): 0.7
+  to 1.7 ms per cycle faster, within that run's scatter, so it was not adopted; it is the first candidate
+  to close the gap (without this cost the engine would be at about
+  {(sides["engine"]["median"] - polling) / sides["direct"]["median"]:.2f}× here, an estimate from the medians).
 - **The rest, {_ms(gap - fsync - polling)}**: the engine's own work (two flocks per operation, the intent
   marker, reading the entry back for DEL, JSON and result conversion; about 2.5 ms per cycle when
   profiled in one process with the plugin calls replayed from memory) plus the scatter of a shared
