@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 
 from ._errors import ConfigError, PluginError, PluginNotFoundError
@@ -75,18 +76,31 @@ def _spawn(path: str, env: dict) -> subprocess.Popen:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _stop(process: subprocess.Popen) -> tuple:
-    """SIGTERM the plugin's process group, then SIGKILL it after a grace period."""
-    for sig, wait in ((signal.SIGTERM, TERMINATE_GRACE), (signal.SIGKILL, None)):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            pass
-        try:
-            return process.communicate(timeout=wait)
-        except subprocess.TimeoutExpired:
-            continue
-    return b"", b""  # pragma: no cover - communicate() without timeout returns
+class _Watchdog:
+    """Stops a plugin's process group at its deadline: SIGTERM, then SIGKILL after a grace
+    period. It waits in a thread of its own, so the caller blocks in communicate() without a
+    timeout, which sleeps until the plugin exits instead of polling for its exit."""
+
+    def __init__(self, process: subprocess.Popen, timeout: float):
+        self.process = process
+        self.fired = False
+        self._done = threading.Event()
+        threading.Thread(target=self._guard, args=(timeout,), daemon=True).start()
+
+    def _guard(self, timeout: float) -> None:
+        if self._done.wait(timeout):
+            return
+        self.fired = True
+        for sig, grace in ((signal.SIGTERM, TERMINATE_GRACE), (signal.SIGKILL, None)):
+            try:
+                os.killpg(self.process.pid, sig)
+            except ProcessLookupError:
+                return
+            if grace is None or self._done.wait(grace):
+                return
+
+    def finish(self) -> None:
+        self._done.set()
 
 
 def _signal_name(number: int) -> str:
@@ -130,12 +144,14 @@ def run_plugin(path: str, env_vars: dict, stdin: bytes, timeout: float = DEFAULT
         process = _spawn(path, env)
     except OSError as exc:
         raise PluginError(plugin, verb, f"cannot execute {path}: {exc.strerror}") from exc
+    watchdog = _Watchdog(process, timeout)
     try:
-        stdout, stderr = process.communicate(stdin, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        stdout, stderr = _stop(process)
+        stdout, stderr = process.communicate(stdin)
+    finally:
+        watchdog.finish()
+    if watchdog.fired:
         raise PluginError(plugin, verb, f"timed out after {timeout:g}s and was killed",
-                          stderr=_excerpt(stderr), exit_status=process.returncode) from None
+                          stderr=_excerpt(stderr), exit_status=process.returncode)
     if process.returncode != 0:
         raise error_from_output(plugin, verb, stdout, stderr, process.returncode)
     return stdout
