@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import random
+import shlex
 import shutil
 import subprocess
 import sys
@@ -188,6 +189,20 @@ def valid_cache_files(cache_dir: str) -> list:
     return entries
 
 
+def drop_portmap_rules(prefix: str) -> list:
+    """Remove the nat rules portmap made for containers whose ID starts with ``prefix`` and their
+    CNI-DN-* chains (a test that failed before its DEL leaves them; a deleted namespace does not
+    take them along). Returns the chains removed."""
+    ours = [line for line in nat_rules().splitlines() if line.startswith("-A ") and f'id: \\"{prefix}' in line]
+    chains = sorted({line.rsplit(" -j ", 1)[1].split()[0] for line in ours if " -j CNI-DN-" in line})
+    for line in ours:
+        run("iptables", "-t", "nat", "-D", *shlex.split(line)[1:], check=False)
+    for chain in chains:
+        run("iptables", "-t", "nat", "-F", chain, check=False)
+        run("iptables", "-t", "nat", "-X", chain, check=False)
+    return chains
+
+
 _COUNTER = [0]
 _FIGURES = {}
 
@@ -222,6 +237,7 @@ def host(tmp_path, request):
     item = Host(tmp_path, _COUNTER[0])
 
     def finish():
+        drop_portmap_rules(PREFIX)
         hostclean.clean_namespaces(PREFIX)
         hostclean.clean_links(PREFIX)
         run("sysctl", "-qw", f"net.ipv4.ip_forward={forward}")
