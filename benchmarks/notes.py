@@ -83,15 +83,12 @@ differences of samples taken side by side):
   later DEL or GC release the host-local reservation) and are kept; a fourth one per ADD, spent on the
   empty intent marker, was removed while measuring (commit "Cache: create the empty ADD intent marker
   directly").
-- **Waiting for the plugin's exit, {_ms(polling)}** (the bare plugins run with a timeout minus without):
-  with a timeout, Python's `subprocess` polls for the child's exit with sleeps that start at 1 ms and
-  double instead of blocking in `waitpid`, which `_exec.run_plugin` pays on each of the four calls of
-  a cycle because it needs the timeout. A variant that waits without a timeout while a watchdog thread
-  enforces it was tried against the current code (alternating, 300 cycles, at a load average of 5): 0.7
-  to 1.7 ms per cycle faster, within that run's scatter, so it was not adopted; it is the first candidate
-  to close the gap (without this cost the engine would be at about
-  {(sides["engine"]["median"] - polling) / sides["direct"]["median"]:.2f}× here, an estimate from the medians).
-- **The rest, {_ms(gap - fsync - polling)}**: the engine's own work (two flocks per operation, the intent
+- **Waiting for the plugin's exit: nothing.** With a timeout, Python's `subprocess` polls for a
+  child's exit with sleeps that start at 1 ms and double instead of blocking in `waitpid`; the bare
+  plugins run that way cost {_ms(polling)} more per cycle than without a timeout (the "directly with a
+  timeout" side). `_exec.run_plugin` avoids it: it waits for the plugin without a timeout while a
+  watchdog thread enforces the timeout (SIGTERM, then SIGKILL of the process group).
+- **The rest, {_ms(gap - fsync)}**: the engine's own work (two flocks per operation, the intent
   marker, reading the entry back for DEL, JSON and result conversion; about 2.5 ms per cycle when
   profiled in one process with the plugin calls replayed from memory) plus the scatter of a shared
   machine. Without fsync the engine is at {no_fsync:.2f}× the bare plugins.
