@@ -18,9 +18,7 @@ from ._engine import GC_STATUS_MIN_VERSION, Attachment, Engine
 from ._errors import CNIError
 from ._exec import find_plugin, probe_versions
 from ._identifiers import NETNS_DIR, check_container_id, check_ifname, netns_name
-from ._release import read_manifest
 from ._result import summarise, supports
-from ._validate import validate_network_list
 
 GATHER_SUBSETS = ("plugins", "networks", "attachments", "namespaces")
 
@@ -122,6 +120,8 @@ def plugin_facts(cni_path: list, timeout: float) -> tuple:
     """Every executable along ``cni_path``, in search order: its CNI versions (or the error its
     VERSION call gave), the release version a cnikit manifest records for it, and whether an
     earlier directory shadows it; and the messages of manifests that could not be read."""
+    from ._release import read_manifest  # pylint: disable=import-outside-toplevel  # only cni_info needs it
+
     facts, warnings, seen = [], [], set()
     for directory in cni_path:
         try:
@@ -164,6 +164,8 @@ def _network_fact(network: NetworkList, loaded: ConfDir, engine: Engine) -> dict
     fact = {"name": network.name, "file": network.source, "cni_version": network.cni_version,
             "plugins": [p["type"] for p in network.plugins], "disable_check": network.disable_check,
             "disable_gc": network.disable_gc}
+
+    from ._validate import validate_network_list  # pylint: disable=import-outside-toplevel  # only cni_info needs it
 
     def installed_versions(plugin_type: str) -> list:
         return probe_versions(find_plugin(plugin_type, engine.cni_path), engine.timeout)
