@@ -191,9 +191,9 @@ def imports_analysis(case: dict) -> str:
     return f"""
 {heavy_text} A module run pays `pyroute2` only to create or inspect namespaces and `jsonschema` only
 to validate. Every module pays `ansible.module_utils.basic` first. Beyond that, `cni_plugin_install`
-imports `ansible.module_utils.urls` at load time although a no-op re-run downloads nothing, and
+imports `ansible.module_utils.urls` at load time although a no-op re-run downloads nothing.
 `cni_gc`, `cni_info` and `cni_netns` load `_inventory`, which imports `_release` (`http.client`,
-`tarfile`) and `_validate` at load time.
+`tarfile`) and `_validate` only in the functions of `cni_info` that use them.
 """
 
 
