@@ -60,9 +60,10 @@ class Attachment:
     cni_args: list = field(default_factory=list)  # [[key, value], ...]
     capability_args: dict = field(default_factory=dict)
 
-    def check(self) -> None:
-        check_container_id(self.container_id)
-        check_ifname(self.ifname)
+    def check(self, prefix: str = "") -> None:
+        """Check the container ID and ifname; errors name them as ``<prefix>container_id`` etc."""
+        check_container_id(self.container_id, f"{prefix}container_id")
+        check_ifname(self.ifname, f"{prefix}ifname")
 
     @classmethod
     def from_cache(cls, entry: _cache.CacheEntry) -> Attachment:

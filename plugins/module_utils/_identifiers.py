@@ -20,6 +20,7 @@ ID_PATTERN = re.compile(r"\A[a-zA-Z0-9][a-zA-Z0-9_.\-]*\Z")
 MAX_NAME_BYTES = 255  # a file name on Linux: the names end up in file names
 MAX_IFNAME_BYTES = 15  # IFNAMSIZ - 1
 NETNS_DIR = "/var/run/netns"  # the spelling `ip netns` and cnitool's documentation use
+NETNS_DIRS = (NETNS_DIR, "/run/netns")  # the same directory, spelt both ways
 
 
 def check_id(value: object, path: str, what: str) -> str:
@@ -81,7 +82,7 @@ def netns_path(netns: object, path: str = "netns") -> str:
 def netns_name(path: str) -> str | None:
     """The name of a named netns path (``/var/run/netns/x`` or ``/run/netns/x``), else None."""
     directory, name = os.path.split(path)
-    if directory in (NETNS_DIR, "/run/netns") and ID_PATTERN.match(name):
+    if directory in NETNS_DIRS and ID_PATTERN.match(name):
         return name
     return None
 

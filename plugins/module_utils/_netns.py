@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from ._errors import CNIError
-from ._identifiers import NETNS_DIR, check_netns_name, netns_path
+from ._identifiers import NETNS_DIR, NETNS_DIRS, check_netns_name, netns_path
 
 
 class NetnsError(CNIError):
@@ -24,7 +24,7 @@ def is_netns(path: str) -> bool:
     """True when ``path`` is a live namespace: a named one is a bind mount, not a bare file."""
     if not os.path.exists(path):
         return False
-    if os.path.dirname(path) in (NETNS_DIR, "/run/netns"):
+    if os.path.dirname(path) in NETNS_DIRS:
         return os.path.ismount(path)
     return True
 

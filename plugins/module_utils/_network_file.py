@@ -24,7 +24,6 @@ from ._validate import ValidationReport, parse_conflist_text, validate_network_l
 
 DEFAULT_PRIORITY = 10
 DEFAULT_CNI_VERSION = "1.0.0"
-DEFAULT_MODE = 0o644
 ENVELOPE_OPTIONS = (
     ("cni_version", "cniVersion"), ("cni_versions", "cniVersions"), ("disable_check", "disableCheck"),
     ("disable_gc", "disableGC"), ("load_only_inlined_plugins", "loadOnlyInlinedPlugins"),

@@ -263,7 +263,7 @@ from ansible_collections.cnikit.cni.plugins.module_utils._conflist import load_c
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError, ConfigError
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import (
-    check_container_id, check_ifname, cnitool_container_id, netns_name, netns_path, normalise_cni_args,
+    cnitool_container_id, netns_name, netns_path, normalise_cni_args,
 )
 
 ITEM_KEYS = ("network", "config", "netns", "ifname", "container_id", "args", "capability_args", "state", "create_netns")
@@ -324,9 +324,7 @@ def build_desired(spec: dict, path: str, networks: NetworkSource, run_check: boo
         cni_args=normalise_cni_args(spec["args"], f"{path}args"),
         capability_args=spec["capability_args"] or {},
     )
-    # Checked here with the item's prefix, so an error names the item (Attachment.check cannot).
-    check_container_id(attachment.container_id, f"{path}container_id")
-    check_ifname(attachment.ifname, f"{path}ifname")
+    attachment.check(path)
     return _attach.Desired(name, load, attachment, spec["state"], run_check)
 
 
