@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass, field
 
 from ._errors import CNIError, ConfigError
-from ._fileio import atomic_write, ensure_dir, file_lock, fsync_dir, read_if_exists, remove_if_exists
+from ._fileio import atomic_write, ensure_dir, file_lock, fsync_dir, read_if_exists, remove_if_exists, remove_written_file
 from ._identifiers import MAX_NAME_BYTES, check_container_id, check_ifname, check_network_name
 
 KIND = "cniCacheV1"
@@ -131,7 +131,7 @@ def read_entry(cache_dir: str, network: str, container_id: str, ifname: str) -> 
 
 
 def delete_entry(cache_dir: str, network: str, container_id: str, ifname: str) -> bool:
-    return remove_if_exists(entry_path(cache_dir, network, container_id, ifname))
+    return remove_written_file(entry_path(cache_dir, network, container_id, ifname))
 
 
 def _pending_path(cache_dir: str, network: str, container_id: str, ifname: str) -> str:

@@ -15,6 +15,8 @@ import fcntl
 import os
 import tempfile
 
+TEMP_SUFFIX = ".tmp"
+
 
 def ensure_dir(path: str, mode: int) -> None:
     """Create ``path`` with ``mode``, and missing parents with 0755, whatever the umask.
@@ -46,23 +48,67 @@ def fsync_dir(path: str) -> None:
 
 def atomic_write(path: str, data: bytes, mode: int = 0o644,
                  owner: int | None = None, group: int | None = None) -> None:
-    """Replace ``path`` with ``data`` atomically, with ``mode`` and optional ownership."""
+    """Replace ``path`` with ``data`` atomically, with ``mode`` and optional ownership.
+
+    The temporary file stays flocked until it is renamed into place, so a writer killed midway
+    leaves an unlocked one, which the next write or removal of ``path`` deletes."""
+    remove_abandoned_temp_files(path)
+    while not _replace_through_temp_file(path, data, mode, owner, group):
+        pass  # another writer's sweep took our new file for abandoned before we locked it
+    fsync_dir(os.path.dirname(os.path.abspath(path)))
+
+
+def _replace_through_temp_file(path: str, data: bytes, mode: int, owner: int | None, group: int | None) -> bool:
     directory, name = os.path.split(os.path.abspath(path))
-    fd, tmp_path = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+    fd, tmp_path = tempfile.mkstemp(prefix=f".{name}.", suffix=TEMP_SUFFIX, dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            if os.fstat(handle.fileno()).st_nlink == 0:
+                return False
             os.fchmod(handle.fileno(), mode)
             if owner is not None or group is not None:
                 os.fchown(handle.fileno(), -1 if owner is None else owner, -1 if group is None else group)
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp_path, path)
+            os.replace(tmp_path, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_path)
         raise
-    fsync_dir(directory)
+    return True
+
+
+def remove_abandoned_temp_files(path: str) -> None:
+    """Delete the temporary files of ``path`` that killed writers left: those not flocked."""
+    directory, name = os.path.split(os.path.abspath(path))
+    prefix = f".{name}."
+    try:
+        candidates = [n for n in os.listdir(directory) if n.startswith(prefix) and n.endswith(TEMP_SUFFIX)]
+    except FileNotFoundError:
+        return
+    for candidate in candidates:
+        candidate_path = os.path.join(directory, candidate)
+        try:
+            fd = os.open(candidate_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue  # gone meanwhile, or not a file we wrote
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(candidate_path)
+        except BlockingIOError:
+            pass  # a live writer's
+        finally:
+            os.close(fd)
+
+
+def remove_written_file(path: str) -> bool:
+    """Remove a file atomic_write maintains, with any temporary file a killed writer left for it;
+    True if the file existed."""
+    remove_abandoned_temp_files(path)
+    return remove_if_exists(path)
 
 
 def read_if_exists(path: str) -> bytes | None:

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ._errors import CNIError, ConfigError
 from ._exec import probe_versions
-from ._fileio import atomic_write, ensure_dir, fsync_dir, read_if_exists, remove_if_exists
+from ._fileio import atomic_write, ensure_dir, fsync_dir, read_if_exists, remove_if_exists, remove_written_file
 
 DEFAULT_BASE_URL = "https://github.com/containernetworking/plugins/releases/download"
 DEFAULT_DEST = "/opt/cni/bin"
@@ -513,7 +513,7 @@ def apply(plan: Plan, source, timeout: float) -> dict:
     if os.path.isdir(dest):
         fsync_dir(dest)
     if plan.new_manifest is None:
-        remove_if_exists(manifest_path(dest))
+        remove_written_file(manifest_path(dest))
     elif plan.new_manifest != plan.old_manifest:
         ensure_dir(dest, BINARY_MODE)
         atomic_write(manifest_path(dest), (json.dumps(plan.new_manifest, indent=2) + "\n").encode(), 0o644)

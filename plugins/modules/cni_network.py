@@ -248,7 +248,7 @@ from ansible_collections.cnikit.cni.plugins.module_utils import _network_file as
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import check_network_name
-from ansible_collections.cnikit.cni.plugins.module_utils._fileio import atomic_write, ensure_dir, read_if_exists, remove_if_exists
+from ansible_collections.cnikit.cni.plugins.module_utils._fileio import atomic_write, ensure_dir, read_if_exists, remove_written_file
 from ansible_collections.cnikit.cni.plugins.module_utils._validate import ValidationReport
 
 
@@ -297,7 +297,7 @@ def absent(module, params, path: str, result: dict) -> None:
     for removed_path in removed:
         if params["backup"]:
             result.setdefault("backup_files", []).append(module.backup_local(removed_path))
-        remove_if_exists(removed_path)
+        remove_written_file(removed_path)
 
 
 def _report(module, report: ValidationReport, mode: str, writing: bool, result: dict) -> None:
