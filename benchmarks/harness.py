@@ -44,11 +44,6 @@ def paired_ratios(numerators: list, denominators: list) -> dict:
     return summary([a / b for a, b in zip(numerators, denominators)])
 
 
-def paired_differences(minuends: list, subtrahends: list) -> dict:
-    """Differences of samples taken side by side (same round), summarised."""
-    return summary([a - b for a, b in zip(minuends, subtrahends)])
-
-
 # -- host objects ------------------------------------------------------------------------------
 
 def conflist(name: str, bridge: str, subnet: str, data_dir: str) -> dict:

@@ -93,9 +93,11 @@ def engine_details(case: dict) -> list:
                         "engine with `os.fsync` a no-op (analysis only)": case["sides"]["engine_no_fsync"],
                         "plugins run directly with a timeout (analysis only)": case["sides"]["direct_timeout"],
                         "plugins run directly (floor)": case["sides"]["direct"]}) + [
-        "", f"Per ADD+DEL cycle, {case['n']} cycles per side. Engine / direct: {ratio_text(case['ratio'])}; "
-        f"target ≤ {case['target']:.2f}: {verdict(case)}. Engine without fsync / direct: "
-        f"{ratio_text(case['ratio_no_fsync'])}. Direct with a timeout / direct: {ratio_text(case['ratio_timeout'])}."]
+        "", f"Per ADD+DEL cycle, {case['rounds']} rounds of {case['cycles_per_round']} cycles per side. Ratios of "
+        f"the rounds' totals: engine / direct {ratio_text(case['ratio'])}; target ≤ {case['target']:.2f}: "
+        f"{verdict(case)}. Engine without fsync / direct: {ratio_text(case['ratio_no_fsync'])}. Direct with a "
+        f"timeout / direct: {ratio_text(case['ratio_timeout'])}. Engine / direct cycle by cycle (one ~30 ms "
+        f"cycle against the next): {ratio_text(case['ratio_per_cycle'])}."]
 
 
 def batch_details(case: dict) -> list:
@@ -168,7 +170,7 @@ def imports_details(case: dict) -> list:
 
 SUMMARIES = {
     "engine": ("1. Engine overhead", "engine / direct ≤ 1.10",
-               lambda c: f"{c['ratio']['median']:.2f}× ({seconds(c['sides']['engine']['median'])} vs "
+               lambda c: f"{c['ratio']['median']:.3f}× ({seconds(c['sides']['engine']['median'])} vs "
                          f"{seconds(c['sides']['direct']['median'])} per cycle)"),
     "batch": ("2. Batch vs loop", "batch ≥ 10× faster",
               lambda c: f"{c['ratio']['median']:.1f}× ({seconds(c['sides'][c['default_side']]['median'])} vs "
