@@ -268,6 +268,38 @@ def test_children_of_a_timed_out_plugin_are_killed_with_its_group(fake, spawned)
     assert all(_gone(int(p)) for p in members)
 
 
+def test_a_shorter_deadline_is_kept_while_a_longer_one_is_watched(fake, spawned):
+    """One watchdog thread serves every call: a call with a short timeout that starts while the
+    thread sleeps towards a long deadline still ends at its own."""
+    path = fake.install("sleep", ADD={"sleep": 60})
+    outcomes = {}
+
+    def call(name, timeout):
+        started = time.monotonic()
+        try:
+            _exec.run_plugin(path, ENV, CONF, timeout=timeout)
+        except PluginError as exc:
+            outcomes[name] = (exc.msg, time.monotonic() - started)
+
+    long_call = threading.Thread(target=call, args=("long", 3.0), daemon=True)
+    long_call.start()
+    time.sleep(0.3)  # the watchdog now sleeps until the long call's deadline
+    call("short", 0.5)
+    assert outcomes["short"][0] == "timed out after 0.5s and was killed"
+    assert outcomes["short"][1] < 2.5, "the short call waited for the long call's deadline"
+    long_call.join(30)
+    assert outcomes["long"][0] == "timed out after 3s and was killed"
+    assert all(_gone(p.pid) for p in spawned)
+
+
+def test_plugin_calls_share_one_watchdog_thread(fake):
+    path = fake.install("quick", ADD={"result": {"cniVersion": "1.0.0"}})
+    for _ in range(5):
+        _exec.run_plugin(path, ENV, CONF, timeout=30)
+    watchdogs = [t for t in threading.enumerate() if t.name == "cnikit-plugin-watchdog"]
+    assert len(watchdogs) == 1
+
+
 def _pgid(pid: int) -> int | None:
     try:
         return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[2])
