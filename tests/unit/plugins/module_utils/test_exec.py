@@ -294,7 +294,7 @@ def test_a_shorter_deadline_is_kept_while_a_longer_one_is_watched(fake, spawned)
 
 def test_plugin_calls_share_one_watchdog_thread(fake):
     path = fake.install("quick", ADD={"result": {"cniVersion": "1.0.0"}})
-    for _ in range(5):
+    for _call in range(5):
         _exec.run_plugin(path, ENV, CONF, timeout=30)
     watchdogs = [t for t in threading.enumerate() if t.name == "cnikit-plugin-watchdog"]
     assert len(watchdogs) == 1
