@@ -70,9 +70,13 @@ def _ms(value: float) -> str:
 def engine_analysis(case: dict) -> str:
     ratio, no_fsync = case["ratio"]["median"], case["ratio_no_fsync"]["median"]
     gap, fsync, polling = (case[key]["median"] for key in ("gap", "fsync_cost", "exit_polling_cost"))
-    verdict = ("The target is met." if case["met"] else
+    verdict = (f"The target is met, by {case['target'] - ratio:.3f} (engine / direct {ratio:.3f})." if case["met"] else
                f"The target is missed by {ratio - case['target']:.3f} (engine / direct {ratio:.3f} against ≤ "
                f"{case['target']:.2f}).")
+    if abs(ratio - case["target"]) < 0.02:
+        verdict += (f" That is within the scatter: rounds range from {case['ratio']['min']:.2f} to "
+                    f"{case['ratio']['max']:.2f} and the cycle-by-cycle ratio is "
+                    f"{case['ratio_per_cycle']['median']:.2f}, so runs land on either side of the target.")
     return f"""
 **Why.** {verdict} Per cycle, engine minus bare plugins is {_ms(gap)}; its parts (medians over the
 rounds of the differences of the rounds' totals, per cycle):
