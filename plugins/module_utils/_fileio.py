@@ -11,11 +11,13 @@ A crash at any point leaves either the old content or the new one, never a trunc
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import tempfile
 
 TEMP_SUFFIX = ".tmp"
+SWEPT_WRITE_ATTEMPTS = 5
 
 
 def ensure_dir(path: str, mode: int) -> None:
@@ -53,8 +55,12 @@ def atomic_write(path: str, data: bytes, mode: int = 0o644,
     The temporary file stays flocked until it is renamed into place, so a writer killed midway
     leaves an unlocked one, which the next write or removal of ``path`` deletes."""
     remove_abandoned_temp_files(path)
-    while not _replace_through_temp_file(path, data, mode, owner, group):
-        pass  # another writer's sweep took our new file for abandoned before we locked it
+    # Another writer's sweep may take our new file for abandoned before we lock it: write anew.
+    for _attempt in range(SWEPT_WRITE_ATTEMPTS):
+        if _replace_through_temp_file(path, data, mode, owner, group):
+            break
+    else:
+        raise OSError(errno.EAGAIN, f"its temporary file was removed by others {SWEPT_WRITE_ATTEMPTS} times", path)
     fsync_dir(os.path.dirname(os.path.abspath(path)))
 
 

@@ -10,6 +10,8 @@ import fcntl
 import os
 import tempfile
 
+import pytest
+
 from ansible_collections.cnikit.cni.plugins.module_utils import _fileio
 
 
@@ -105,3 +107,22 @@ def test_the_temp_file_is_locked_until_renamed(tmp_path, monkeypatch):
     monkeypatch.setattr(_fileio.os, "replace", replace_after_probing_the_lock)
     _fileio.atomic_write(str(target), b"new")
     assert seen == ["locked"]
+
+
+def test_a_write_whose_temp_files_keep_vanishing_gives_up_and_leaves_the_target(tmp_path, monkeypatch):
+    target = tmp_path / "net.conflist"
+    target.write_bytes(b"old")
+    real_mkstemp = tempfile.mkstemp
+
+    def mkstemp_always_swept(**kwargs):
+        fd, path = real_mkstemp(**kwargs)
+        os.unlink(path)
+        return fd, path
+
+    monkeypatch.setattr(_fileio.tempfile, "mkstemp", mkstemp_always_swept)
+    with pytest.raises(OSError) as caught:
+        _fileio.atomic_write(str(target), b"new")
+    assert caught.value.filename == str(target)
+    assert f"removed by others {_fileio.SWEPT_WRITE_ATTEMPTS} times" in str(caught.value)
+    assert target.read_bytes() == b"old"
+    assert sorted(os.listdir(tmp_path)) == ["net.conflist"]
