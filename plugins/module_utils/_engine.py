@@ -293,20 +293,7 @@ class Engine:
             return report
         version = self.version_of(network)
         with _cache.network_gc_lock(self.cache_dir, network.name):
-            entries, _problems = _cache.list_entries(self.cache_dir, network.name)
-            kept = [(e.container_id, e.ifname) for e in entries if keep is not None and keep(e)]
-            valid = [{"containerID": cid, "ifname": ifname} for cid, ifname in list(valid_attachments) + kept]
-            valid_keys = {(v["containerID"], v["ifname"]) for v in valid}
-            for entry in entries:
-                if (entry.container_id, entry.ifname) in valid_keys:
-                    continue
-                attachment = Attachment.from_cache(entry)
-                try:
-                    self._delete_unlocked(network, version, attachment)
-                    report["deleted"].append({"container_id": entry.container_id, "ifname": entry.ifname,
-                                              "netns": entry.netns})
-                except CNIError as exc:
-                    report["errors"].append(exc.to_dict())
+            valid = self._delete_stale(network.name, valid_attachments, keep, lambda _entry: (network, version), report)
             if supports(version, GC_STATUS_MIN_VERSION):
                 for plugin in network.plugins:
                     try:
@@ -315,6 +302,42 @@ class Engine:
                     except CNIError as exc:
                         report["errors"].append(exc.to_dict())
         return report
+
+    def gc_orphaned(self, network_name: str, keep) -> dict:
+        """GC of a network that no configuration declares any more, known only from its cache
+        entries: each attachment that ``keep`` (a predicate on cache entries, judged under the GC
+        lock) does not accept is DELeted with the configuration cached at its ADD. No GC is
+        sent: there is no current list to send it to."""
+        check_network_name(network_name, "network")
+        report = {"deleted": [], "errors": []}
+
+        def network_at_add(entry: _cache.CacheEntry) -> tuple:
+            network = self.cached_network(entry)
+            return network, self.version_of(network)
+
+        with _cache.network_gc_lock(self.cache_dir, network_name):
+            self._delete_stale(network_name, [], keep, network_at_add, report)
+        return report
+
+    def _delete_stale(self, network_name: str, valid_attachments: list, keep, network_of, report: dict) -> list:
+        """Under the network's GC lock: DEL every cached attachment neither in
+        ``valid_attachments`` nor accepted by ``keep``, with the network and version
+        ``network_of(entry)`` gives, into ``report``. Returns the valid set as GC sends it."""
+        entries, _problems = _cache.list_entries(self.cache_dir, network_name)
+        kept = [(e.container_id, e.ifname) for e in entries if keep is not None and keep(e)]
+        valid = [{"containerID": cid, "ifname": ifname} for cid, ifname in list(valid_attachments) + kept]
+        valid_keys = {(v["containerID"], v["ifname"]) for v in valid}
+        for entry in entries:
+            if (entry.container_id, entry.ifname) in valid_keys:
+                continue
+            try:
+                network, version = network_of(entry)
+                self._delete_unlocked(network, version, Attachment.from_cache(entry))
+                report["deleted"].append({"container_id": entry.container_id, "ifname": entry.ifname,
+                                          "netns": entry.netns})
+            except CNIError as exc:
+                report["errors"].append(exc.to_dict())
+        return valid
 
     def status(self, network: NetworkList) -> list:
         """Each plugin's STATUS (1.1.0 and later): ready, or the code and message it gave."""

@@ -88,15 +88,22 @@ def gc_networks(conf_dir: str, name: str | None) -> tuple:
     return list(first.values()), loaded.problems
 
 
+def orphaned_networks(engine: Engine, declared: set) -> list:
+    """Names of the networks that have cached attachments but are not in ``declared`` (the
+    names conf_dir declares): removed from conf_dir while something was attached."""
+    entries, _problems = engine.cached_attachments()
+    return sorted({entry.network for entry in entries} - declared)
+
+
 def gc_plan(engine: Engine, network: NetworkList, valid: list | None) -> list:
     """What GC of ``network`` would collect: its cached attachments outside ``valid`` (pairs),
     or, when ``valid`` is None, those whose namespace is gone."""
-    if network.disable_gc:
-        return []
-    keys = set(valid or [])
-    entries, _problems = engine.cached_attachments(network.name)
-    return [describe(e) for e in entries
-            if (e.container_id, e.ifname) not in keys and (valid is not None or not netns_is_live(e))]
+    return _stale(engine, network.name, _keep_declared(valid))
+
+
+def gc_plan_orphaned(engine: Engine, network_name: str, valid: list | None) -> list:
+    """What GC of a network of :func:`orphaned_networks` would collect (see :func:`collect_orphaned`)."""
+    return _stale(engine, network_name, _keep_orphaned(valid))
 
 
 def collect(engine: Engine, network: NetworkList, valid: list | None) -> dict:
@@ -105,13 +112,52 @@ def collect(engine: Engine, network: NetworkList, valid: list | None) -> dict:
     lists; an error that stops this network (a plugin not found) is one of the errors, so that
     the caller can go on with other networks."""
     keep = netns_is_live if valid is None else None
+    return _reported(network.name, lambda: engine.gc(network, valid or [], keep=keep))
+
+
+def collect_orphaned(engine: Engine, network_name: str, valid: list | None) -> dict:
+    """GC of a network of :func:`orphaned_networks`: DEL, with the configuration cached at its
+    ADD, each attachment whose namespace is gone, unless ``valid`` lists it or its cached
+    configuration sets ``disableGC``. ``valid`` only protects here: it names the attachments of
+    the networks the caller declares, and another runtime may share this cache directory."""
+    return _reported(network_name, lambda: engine.gc_orphaned(network_name, keep=_keep_orphaned(valid)))
+
+
+def _keep_declared(valid: list | None):
+    keys = set(valid or [])
+
+    def keep(entry) -> bool:
+        return (entry.container_id, entry.ifname) in keys or (valid is None and netns_is_live(entry))
+    return keep
+
+
+def _keep_orphaned(valid: list | None):
+    keys = set(valid or [])
+
+    def keep(entry) -> bool:
+        return netns_is_live(entry) or (entry.container_id, entry.ifname) in keys or _opts_out_of_gc(entry)
+    return keep
+
+
+def _opts_out_of_gc(entry) -> bool:
     try:
-        report = engine.gc(network, valid or [], keep=keep)
+        return Engine.cached_network(entry).disable_gc
+    except CNIError:
+        return False  # an unusable cached configuration: the DEL says why
+
+
+def _stale(engine: Engine, network_name: str, keep) -> list:
+    entries, _problems = engine.cached_attachments(network_name)
+    return [describe(e) for e in entries if not keep(e)]
+
+
+def _reported(network_name: str, run_gc) -> dict:
+    try:
+        report = run_gc()
     except CNIError as exc:
         report = {"deleted": [], "errors": [exc.to_dict()]}
-    collected = [dict(item, network=network.name) for item in report["deleted"]]
-    errors = [dict(error, network=network.name) for error in report["errors"]]
-    return {"collected": collected, "errors": errors}
+    return {"collected": [dict(item, network=network_name) for item in report["deleted"]],
+            "errors": [dict(error, network=network_name) for error in report["errors"]]}
 
 
 # -- facts ----------------------------------------------------------------------------------------

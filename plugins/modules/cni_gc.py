@@ -42,9 +42,13 @@ options:
     description:
       - Name of the network to collect, loaded from O(conf_dir) in libcni's order (the first file that declares it
         wins).
-      - When omitted, every network of O(conf_dir) is collected; files that cannot be loaded are reported as
-        warnings.
-      - Attachments cached for a network that no file of O(conf_dir) declares any more are not collected.
+      - When omitted, every network of O(conf_dir) is collected (files that cannot be loaded are reported as
+        warnings), and so is every network that no file of O(conf_dir) declares any more but that still has cached
+        attachments (RV(orphaned_networks)). Of those, the attachments whose namespace is gone are DELeted with
+        the configuration cached at their ADD, unless O(valid_attachments) lists them or that configuration sets
+        C(disableGC); no C(GC) is sent to their plugins. O(valid_attachments) does not make a live attachment of
+        such a network stale, since another runtime sharing O(cache_dir) may own it. A network whose file cannot be
+        loaded counts as one O(conf_dir) no longer declares.
     type: str
   valid_attachments:
     description:
@@ -103,6 +107,14 @@ errors:
   returned: always
   type: list
   elements: dict
+orphaned_networks:
+  description:
+    - Names of the networks collected from their cache entries alone, because no file of O(conf_dir) declares them
+      any more. Only when O(network) is omitted.
+  returned: always
+  type: list
+  elements: str
+  sample: [retired]
 skipped_networks:
   description:
     - Names of the networks skipped because they set C(disableGC).
@@ -121,6 +133,11 @@ from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 
 
+def _add_report(result: dict, report: dict) -> None:
+    result["collected"].extend(report["collected"])
+    result["errors"].extend(report["errors"])
+
+
 def main():
     argument_spec = {
         "network": {"type": "str"},
@@ -133,23 +150,29 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
     engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
-    result = {"changed": False, "collected": [], "errors": [], "skipped_networks": []}
+    result = {"changed": False, "collected": [], "errors": [], "skipped_networks": [], "orphaned_networks": []}
     try:
         valid = None
         if params["valid_attachments"] is not None:
             valid = _inventory.check_valid_attachments(params["valid_attachments"])
         networks, problems = _inventory.gc_networks(params["conf_dir"], params["network"])
         for problem in problems:
-            module.warn(f"not collected, the file cannot be loaded: {problem.path}: {problem.reason}")
+            module.warn(f"cannot load {problem.path}: {problem.reason}; the networks it declares are collected as "
+                        "networks conf_dir no longer declares (orphaned_networks)")
         for network in networks:
             if network.disable_gc:
                 result["skipped_networks"].append(network.name)
             elif module.check_mode:
                 result["collected"].extend(_inventory.gc_plan(engine, network, valid))
             else:
-                report = _inventory.collect(engine, network, valid)
-                result["collected"].extend(report["collected"])
-                result["errors"].extend(report["errors"])
+                _add_report(result, _inventory.collect(engine, network, valid))
+        if params["network"] is None:
+            result["orphaned_networks"] = _inventory.orphaned_networks(engine, {n.name for n in networks})
+        for name in result["orphaned_networks"]:
+            if module.check_mode:
+                result["collected"].extend(_inventory.gc_plan_orphaned(engine, name, valid))
+            else:
+                _add_report(result, _inventory.collect_orphaned(engine, name, valid))
     except CNIError as error:
         fail_from_error(module, error, **result)
     result["changed"] = bool(result["collected"])

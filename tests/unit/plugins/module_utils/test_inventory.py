@@ -197,7 +197,6 @@ def test_gc_skips_a_network_with_disable_gc(host):
     entry = host.cache_entry("net1", "c1", str(host.root / "never-existed"))
     network = _inventory.gc_networks(str(host.conf), "net1")[0][0]
 
-    assert _inventory.gc_plan(host.engine, network, None) == []
     assert _inventory.collect(host.engine, network, None) == {"collected": [], "errors": []}
     assert entry.exists()
     assert host.calls("DEL") == [] and host.calls("GC") == []
@@ -226,6 +225,74 @@ def test_gc_reports_a_network_whose_plugin_is_missing_as_an_error(host):
 
     assert report["collected"] == [] and report["errors"][0]["network"] == "lost"
     assert 'failed to find plugin "missing"' in report["errors"][0]["msg"]
+
+
+def test_orphaned_networks_are_the_cached_ones_conf_dir_no_longer_declares(host):
+    host.conflist("net1")
+    host.cache_entry("net1", "c1", host.netns("a"))
+    host.cache_entry("retired", "c1", host.netns("b"))
+    host.cache_entry("gone-too", "c2", host.netns("c"))
+
+    assert _inventory.orphaned_networks(host.engine, {"net1"}) == ["gone-too", "retired"]
+    assert _inventory.orphaned_networks(host.engine, {"net1", "retired", "gone-too"}) == []
+
+
+def test_gc_of_an_orphaned_network_dels_each_stale_attachment_with_its_own_cached_config(host):
+    host.plugin()
+    live, gone = host.netns("live"), host.netns("gone")
+    older = {"cniVersion": "1.0.0", "name": "retired",
+             "plugins": [{"type": "noop", "debugFile": str(host.bin / "noop.debug.json"), "generation": 1}]}
+    kept = host.cache_entry("retired", "c-live", live)
+    stale_new = host.cache_entry("retired", "c-new", gone)
+    stale_old = host.cache_entry("retired", "c-old", gone, conf=older)
+    os.unlink(gone)
+
+    assert [p["container_id"] for p in _inventory.gc_plan_orphaned(host.engine, "retired", None)] == ["c-new", "c-old"]
+    assert host.calls() == []
+    report = _inventory.collect_orphaned(host.engine, "retired", None)
+
+    assert report["errors"] == []
+    assert sorted((c["network"], c["container_id"]) for c in report["collected"]) == [
+        ("retired", "c-new"), ("retired", "c-old")]
+    dels = {c["env"]["CNI_CONTAINERID"]: c["stdin"] for c in host.calls("DEL")}
+    assert (dels["c-new"]["cniVersion"], dels["c-new"].get("generation")) == ("1.1.0", None)
+    assert (dels["c-old"]["cniVersion"], dels["c-old"]["generation"]) == ("1.0.0", 1)
+    assert host.calls("GC") == [], "an orphaned network has no current list to send GC to"
+    assert kept.exists() and not stale_new.exists() and not stale_old.exists()
+
+
+def test_gc_of_an_orphaned_network_takes_only_dead_namespaces_that_nothing_protects(host):
+    """valid_attachments names the attachments of the declared networks: for a network only the
+    cache knows (maybe another runtime's), it protects but never condemns a live attachment."""
+    host.plugin()
+    live, gone = host.netns("live"), host.netns("gone")
+    unlisted_live = host.cache_entry("retired", "c-live", live)
+    listed_dead = host.cache_entry("retired", "c-listed", gone)
+    opted_out = host.cache_entry("retired", "c-nogc", gone, conf={
+        "cniVersion": "1.1.0", "name": "retired", "disableGC": True, "plugins": [{"type": "noop"}]})
+    stale = host.cache_entry("retired", "c-stale", gone)
+    os.unlink(gone)
+    valid = _inventory.check_valid_attachments([{"container_id": "c-listed"}])
+
+    assert [p["container_id"] for p in _inventory.gc_plan_orphaned(host.engine, "retired", valid)] == ["c-stale"]
+    report = _inventory.collect_orphaned(host.engine, "retired", valid)
+
+    assert [c["container_id"] for c in report["collected"]] == ["c-stale"]
+    assert unlisted_live.exists() and listed_dead.exists() and opted_out.exists() and not stale.exists()
+    assert [c["env"]["CNI_CONTAINERID"] for c in host.calls("DEL")] == ["c-stale"]
+
+
+def test_gc_of_an_orphaned_network_reports_a_failed_del_and_keeps_the_entry(host):
+    host.plugin("broken", DEL={"error": {"code": 11, "msg": "cannot tear down"}})
+    conf = {"cniVersion": "1.1.0", "name": "retired", "plugins": [{"type": "broken"}]}
+    entry = host.cache_entry("retired", "c1", str(host.root / "never-existed"), conf=conf)
+
+    report = _inventory.collect_orphaned(host.engine, "retired", None)
+
+    assert report["collected"] == []
+    assert [e["network"] for e in report["errors"]] == ["retired"]
+    assert "cannot tear down" in report["errors"][0]["msg"]
+    assert entry.exists()
 
 
 def test_gc_networks_takes_each_name_once_in_libcni_order_and_reports_broken_files(host):
