@@ -324,12 +324,7 @@ class NetworkSource:
             with self._lock:
                 if self._loaded is None:
                     self._loaded = load_conf_dir(self.conf_dir)
-            network = self._loaded.find(name)
-            if network is None:
-                problems = "; ".join(f"{p.path}: {p.reason}" for p in self._loaded.problems)
-                raise ConfigError("network", f"no network with this name in {self.conf_dir}"
-                                  + (f"; unreadable files: {problems}" if problems else ""), name)
-            return network
+            return self._loaded.require(name, self.conf_dir)
         return load
 
 
@@ -445,7 +440,7 @@ def main():
         created = release_unused_namespaces(created, desired, outcomes, module.check_mode)
     except CNIError as error:
         fail_from_error(module, error)
-    items = [_attach.describe(d, o) for d, o in zip(desired, outcomes)]
+    items = [_attach.item_result(d, o) for d, o in zip(desired, outcomes)]
     for item, declared in zip(items, desired):
         for warning in item.get("warnings") or []:
             module.warn(f"{_attach.about(declared)}: {warning}")
