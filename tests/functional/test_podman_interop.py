@@ -183,6 +183,16 @@ def test_gc_of_the_network_keeps_podman_containers(pod):
     assert not result.get("failed"), result
     assert collected_ids(result) == {stale}
     pod.assert_both_intact()
+    # The next attachment is not handed a running container's address, and podman's own
+    # removal still finds everything it made.
+    newcomer = pod.module_attachment(live=True)
+    entry = json.loads(pod.host.cache_file(pod.name, newcomer).read_text())
+    assert {ip["address"] for ip in entry["result"]["ips"]}.isdisjoint(
+        {pod.first.address, pod.second.address})
+    pod.host.podman("rm", "-f", "-t", "0", pod.first.id)
+    assert not pod.host.cache_file(pod.name, pod.first.id).exists()
+    assert pod.host.reservation_owner(pod.name, pod.first.ip) is None
+    assert pod.host.portmap_rules(pod.first.id) == []
 
 
 def test_gc_with_valid_attachments_leaving_podman_out_warns_and_keeps_them(pod):
