@@ -107,6 +107,7 @@ def test_a_no_op_rerun_of_fresh_parallel_attachments_changes_nothing(converge, t
 
         gone = current.attach("absent")
         assert [item["action"] for item in gone] == ["deleted"] * ATTACHMENTS, gone
+        assert not os.listdir(current.root / "cache" / "results"), "detached attachments left cache entries"
         current.module("cni_network", name=current.name, state="absent")
         run("ip", "link", "del", current.bridge, check=False)
         for ns in current.namespaces:
@@ -118,4 +119,3 @@ def test_a_no_op_rerun_of_fresh_parallel_attachments_changes_nothing(converge, t
              "address_changes": address_changes, "seconds": round(elapsed, 1),
              "seconds_per_round": round(elapsed / ROUNDS, 2)})
     assert not failed_rounds, f"{len(failed_rounds)} of {ROUNDS} no-op re-runs changed something: {failed_rounds}"
-    assert not os.listdir(tmp_path / "round0" / "cache" / "results")
