@@ -199,12 +199,12 @@ def test_gc_with_valid_attachments_leaving_podman_out_warns_and_keeps_them(pod):
     live, stale = pod.module_attachment(live=True), pod.module_attachment(live=False)
     valid = [{"container_id": live, "ifname": "eth0"}]
     planned = pod.module("cni_gc", network=pod.name, valid_attachments=valid, _ansible_check_mode=True)
-    warned = " ".join(planned.get("warnings", []))
+    warned = json.dumps(planned.get("warnings", []))  # strings, or ansible-core 2.19's warning records
     assert pod.first.id in warned and pod.second.id in warned, planned
     assert collected_ids(planned) == {stale}
     result = pod.module("cni_gc", network=pod.name, valid_attachments=valid)
     assert not result.get("failed"), result
-    warned = " ".join(result.get("warnings", []))
+    warned = json.dumps(result.get("warnings", []))
     assert pod.first.id in warned and pod.second.id in warned, result
     assert collected_ids(result) == {stale}
     pod.assert_both_intact()

@@ -5,7 +5,7 @@
 them, read by _cache and judged by _inventory: the namespace comes from the result's sandbox
 when the entry has no ``netns`` (no libcni before 1.2 writes one), args and capability args
 of other runtimes are kept as they are, other container-ID conventions are read from the JSON,
-and "namespace gone" is decided only from evidence.
+and garbage collection leaves them alone, live or not: the other runtime collects its own.
 
 The format, from libcni's source (containernetworking/cni, libcni/api.go, ``cachedInfo`` and
 ``cacheAdd``, identical at v0.8.1, v1.0.1 and v1.1.2): ``json.Marshal`` of the struct, so one
@@ -181,7 +181,7 @@ def test_reader_takes_every_field_and_the_namespace_from_the_sandbox(cache, fmt)
         assert found.cni_args == (args or [])
         assert found.capability_args == (caps or {})
         assert found.result == result
-        assert found.netns == sandbox
+        assert (found.netns, found.effective_netns) == ("", sandbox)
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.__name__)
@@ -198,58 +198,67 @@ def test_a_del_of_a_foreign_entry_passes_back_its_args_and_namespace(cache, fmt)
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.__name__)
 def test_info_reports_foreign_attachments_with_their_namespace_and_liveness(cache, fmt):
-    live, gone = cache.netns("live"), cache.netns("gone")
-    cache.write(fmt, live)
-    os.unlink(gone)
+    sandbox = cache.netns("ns")
+    cache.write(fmt, sandbox)
     facts, problems = _inventory.attachment_facts(cache.engine)
     assert problems == []
-    assert [(f["netns"], f["netns_exists"], f["ips"]) for f in facts] == [(live, True, ["10.88.0.5/16"])]
+    assert [(f["netns"], f["netns_exists"], f["ips"]) for f in facts] == [(sandbox, True, ["10.88.0.5/16"])]
+
+    os.unlink(sandbox)
+    facts, _problems = _inventory.attachment_facts(cache.engine)
+    assert [(f["netns"], f["netns_exists"]) for f in facts] == [(sandbox, False)]
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.__name__)
-def test_gc_plans_keep_live_foreign_attachments_and_take_those_whose_sandbox_is_gone(cache, fmt):
+def test_gc_plans_leave_foreign_attachments_alone_live_or_gone(cache, fmt):
+    """Another runtime collects its own: GC plans never name its attachments, in any mode, even
+    once the sandbox is gone; naming the namespace (cni_netns, cni_attach) still finds them."""
     sandbox = cache.netns("ns")
     _path, network, container_id, ifname, config, *_rest = cache.write(fmt, sandbox)
     declared = parse_network_list(config)
-
-    assert _inventory.gc_plan(cache.engine, declared, None) == []
-    assert _inventory.gc_plan_orphaned(cache.engine, network, None) == []
     assert _inventory.attachments_in_netns(cache.engine, sandbox)[0].container_id == container_id
 
+    def planned() -> list:
+        return (_inventory.gc_plan(cache.engine, declared, None) + _inventory.gc_plan(cache.engine, declared, [])
+                + _inventory.gc_plan_orphaned(cache.engine, network, None))
+
+    assert planned() == []
     os.unlink(sandbox)
-    gone = [{"network": network, "container_id": container_id, "ifname": ifname, "netns": sandbox}]
-    assert _inventory.gc_plan(cache.engine, declared, None) == gone
-    assert _inventory.gc_plan_orphaned(cache.engine, network, None) == gone
+    assert planned() == []
 
 
-def test_an_entry_without_any_namespace_is_never_judged_gone(cache):
+@pytest.mark.parametrize("managed", [False, True], ids=["foreign", "own"])
+def test_an_entry_without_any_namespace_is_never_judged_gone(cache, managed):
     """No ``netns`` and no sandbox in the result (an IPAM-only chain, or a result trimmed by
-    its last plugin): nothing says the namespace is gone, so GC keeps it."""
+    its last plugin): nothing says the namespace is gone, so GC keeps it, even an entry of
+    this collection's own, and info says it does not know."""
     config = conflist_file("ipam-only", "1.0.0", "cni0")
     result = {"cniVersion": "1.0.0", "ips": [{"address": "10.88.0.9/16"}]}
-    (cache.dir / "results" / f"ipam-only-{HEX_ID}-eth0").write_bytes(
-        cached_info(HEX_ID, config, "eth0", "ipam-only", result=result))
+    _cache.write_entry(str(cache.dir), _cache.CacheEntry("ipam-only", HEX_ID, "eth0", config=config, result=result,
+                                                         managed=managed))
 
     assert _inventory.gc_plan(cache.engine, parse_network_list(config), None) == []
     assert _inventory.gc_plan_orphaned(cache.engine, "ipam-only", None) == []
+    facts, _problems = _inventory.attachment_facts(cache.engine)
+    assert [(f["netns"], f["netns_exists"]) for f in facts] == [("", None)]
 
 
-def test_an_entry_whose_sandbox_is_not_the_requested_interface_is_judged_by_ifname(cache):
-    """The sandbox is the one of the interface named ``ifName``; another interface's sandbox
-    (a host-side veth has none) says nothing."""
-    live = cache.netns("live")
+def test_the_namespace_is_the_sandbox_of_the_interface_named_ifname(cache):
+    """A result may list several container interfaces (a plugin that adds a second one): the
+    attachment's namespace is the sandbox of the one named ``ifName``, not the first found."""
+    other, own = cache.netns("other"), cache.netns("own")
     config = conflist_file("twoif", "1.0.0", "cni0")
     result = {"cniVersion": "1.0.0",
               "interfaces": [{"name": "cni0", "mac": "32:93:c5:b3:87:fc"},
-                             {"name": "net1", "mac": "7e:82:7b:0f:7a:74", "sandbox": live}],
-              "ips": [{"address": "10.88.0.7/16", "interface": 1}]}
+                             {"name": "eth0", "mac": "7e:82:7b:0f:7a:75", "sandbox": other},
+                             {"name": "net1", "mac": "7e:82:7b:0f:7a:74", "sandbox": own}],
+              "ips": [{"address": "10.88.0.7/16", "interface": 2}]}
     (cache.dir / "results" / f"twoif-{HEX_ID}-net1").write_bytes(
         cached_info(HEX_ID, config, "net1", "twoif", result=result))
 
     entry = _cache.read_entry(str(cache.dir), "twoif", HEX_ID, "net1")
 
-    assert entry.netns == live
-    assert _inventory.gc_plan(cache.engine, parse_network_list(config), None) == []
+    assert entry.effective_netns == own
 
 
 def test_a_legacy_bare_result_is_left_alone(cache):
