@@ -23,6 +23,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from ansible_collections.cnikit.cni.plugins.module_utils import _cache
+
 PREFIX = "cnit-p-"
 CNI_CACHE = "/var/lib/cni"
 PLUGINS = "/usr/lib/cni"
@@ -192,24 +194,26 @@ class PodmanHost:
 
     # -- clean-up -------------------------------------------------------------------------------
 
-    def clean(self) -> list:
-        """Remove everything of this run, whatever state a test left; returns what was left over
-        after podman's own removal (cache entries, reservations, rules, links, namespaces)."""
-        leftovers = []
+    def clean(self) -> None:
+        """Remove everything of this run, whatever state a test left: podman's containers and
+        networks first (podman DELs its attachments), then what is left of this run's cache
+        entries, port mappings, namespaces, reservations and links."""
         for cid in self.containers:
             self.podman("rm", "-f", "-t", "0", cid, check=False)
         for name in self.networks:
             if (self.conf_dir / f"{name}.conflist").exists():
                 self.podman("network", "rm", "-f", name, check=False)
-        leftovers += self._drop_cache_files()
-        leftovers += self._drop_portmap_rules()
+        self._drop_cache_files()
+        # The modules' lock files outlive an ADD until a DEL or GC sweeps them; the sweep takes
+        # only those nobody holds, so a concurrent user of /var/lib/cni is not disturbed.
+        _cache.remove_idle_lock_files(CNI_CACHE)
+        for cid in self.containers:
+            self._drop_portmap_rules(cid)
         for netns in self.namespaces:
             if os.path.exists(netns):
-                leftovers.append(netns)
                 run("ip", "netns", "del", os.path.basename(netns), check=False)
         for directory in (Path(CNI_CACHE, "networks", n) for n in self.networks):
             if directory.exists():  # host-local's default dataDir (networks podman made)
-                leftovers.append(str(directory))
                 shutil.rmtree(directory)
         links = json.loads(run("ip", "-j", "link", "show").stdout or "[]")
         for name in (link["ifname"] for link in links if link["ifname"].startswith(self.prefix)):
@@ -217,38 +221,30 @@ class PodmanHost:
         names = os.listdir("/run/netns") if os.path.isdir("/run/netns") else []
         for name in (n for n in names if n.startswith(self.prefix)):
             run("ip", "netns", "del", name, check=False)
-        return leftovers
 
-    def _drop_cache_files(self) -> list:
+    def _drop_cache_files(self) -> None:
         """Cache entries, pending markers and network locks of this run's networks or containers."""
-        dropped = []
         owned = tuple(f"{n}-" for n in self.networks) + tuple(f"network-{n}.lock" for n in self.networks)
-        for sub in ("results", "cnikit-pending", "cnikit-locks"):
+        for sub in (_cache.RESULTS_SUBDIR, _cache.PENDING_SUBDIR, _cache.LOCKS_SUBDIR):
             directory = Path(CNI_CACHE, sub)
             for path in directory.iterdir() if directory.is_dir() else []:
                 name = path.name.removeprefix(".")
                 if name.startswith(owned) or any(cid in name for cid in self.containers):
-                    if sub == "results":
-                        dropped.append(str(path))
                     path.unlink(missing_ok=True)
-        return dropped
 
-    def _drop_portmap_rules(self) -> list:
-        dropped = []
-        for cid in self.containers:
-            rules = [line for line in self.portmap_rules(cid) if line.startswith("-A ")]
-            chains = sorted({line.rsplit(" -j ", 1)[1].split()[0] for line in rules if " -j CNI-DN-" in line})
-            for line in rules:
-                run("iptables", "-t", "nat", "-D", *shlex.split(line)[1:], check=False)
-            for chain in chains:
-                run("iptables", "-t", "nat", "-F", chain, check=False)
-                run("iptables", "-t", "nat", "-X", chain, check=False)
-            dropped += rules
-        return dropped
+    def _drop_portmap_rules(self, container_id: str) -> None:
+        """portmap's rules and CNI-DN-* chain of a container whose DEL did not run."""
+        rules = [line for line in self.portmap_rules(container_id) if line.startswith("-A ")]
+        chains = sorted({line.rsplit(" -j ", 1)[1].split()[0] for line in rules if " -j CNI-DN-" in line})
+        for line in rules:
+            run("iptables", "-t", "nat", "-D", *shlex.split(line)[1:], check=False)
+        for chain in chains:
+            run("iptables", "-t", "nat", "-F", chain, check=False)
+            run("iptables", "-t", "nat", "-X", chain, check=False)
 
 
 def snapshot(paths: tuple) -> dict:
-    """Every file under ``paths``: relative path -> bytes (what podman's package installed)."""
+    """Every file under ``paths``: its path -> its bytes."""
     files = {}
     for top in paths:
         for directory, _dirs, names in os.walk(top):
