@@ -35,6 +35,8 @@ attributes:
     support: full
     details:
       - Validates and reports what would be written or removed, touching nothing.
+      - A conflist that would be written is recorded as the host fact C(cnikit_cni_planned_network_<name>), so that a
+        later M(cnikit.cni.cni_attach) task of the same check-mode run predicts against it.
   diff_mode:
     support: full
     details:
@@ -189,6 +191,14 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+ansible_facts:
+  description: In check mode, the conflist that would be written, for M(cnikit.cni.cni_attach)'s prediction.
+  returned: in check mode, when the file would be rewritten
+  type: dict
+  contains:
+    cnikit_cni_planned_network_<name>:
+      description: C(conf_dir) and C(config), the conflist as it would be written.
+      type: dict
 path:
   description: The file the network is written to (or, with O(state=absent), would be).
   returned: always
@@ -249,6 +259,7 @@ from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fa
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import check_network_name
 from ansible_collections.cnikit.cni.plugins.module_utils._fileio import atomic_write, ensure_dir, read_if_exists, remove_written_file
+from ansible_collections.cnikit.cni.plugins.module_utils._planned import planned_fact
 from ansible_collections.cnikit.cni.plugins.module_utils._validate import ValidationReport
 
 
@@ -274,6 +285,8 @@ def present(module, params, path: str, result: dict) -> None:
     result["changed"] = rewrite or retouch
     if rewrite and module._diff:
         result["diff"] = {"before_header": path, "before": _text(existing), "after_header": path, "after": _text(data)}
+    if module.check_mode and rewrite:
+        result["ansible_facts"] = planned_fact(params["name"], params["conf_dir"], result["config"])
     if module.check_mode or not result["changed"]:
         return
     if rewrite:
