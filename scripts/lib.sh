@@ -11,9 +11,10 @@ INPLACE_COLLECTIONS="$BUILD_DIR/inplace"
 # The built tarball, installed the way users install it (used by demo.sh and the build stage).
 INSTALLED_COLLECTIONS="$BUILD_DIR/installed"
 # Without shellcheck, ansible-test's shellcheck sanity test would have nothing to run. Go and
-# Debian's libcni sources build the libcni interoperability test's tool offline.
+# Debian's libcni sources build the libcni interoperability test's tool offline. podman, runc and
+# busybox-static run the podman interoperability test's containers (from a rootfs, no image).
 SYSTEM_PACKAGES=(iproute2 iptables iputils-ping containernetworking-plugins jq shellcheck
-  golang-go golang-github-appc-cni-dev)
+  golang-go golang-github-appc-cni-dev podman runc busybox-static)
 
 log() { printf '\n==> %s\n' "$*"; }
 
