@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Cache entries other runtimes write (issue 12), byte for byte as libcni 0.8, 1.0 and 1.1 write
-them, read by _cache and judged by _inventory: the namespace comes from the result's sandbox
+them, read by _cache and judged by _gc and _facts: the namespace comes from the result's sandbox
 when the entry has no ``netns`` (no libcni before 1.2 writes one), args and capability args
 of other runtimes are kept as they are, other container-ID conventions are read from the JSON,
 and garbage collection leaves them alone, live or not: the other runtime collects its own.
@@ -17,7 +17,7 @@ inside them is sorted; Go escapes ``<``, ``>`` and ``&`` in strings. The result 
 plugin's, in its own version: 0.4.0 results carry ``version`` on each IP and ``dns: {}``
 (pkg/types/current at v0.8.1), 1.0.0 results do not (pkg/types/100).
 
-Namespaces are stood in for by plain files outside /run/netns (see test_inventory.py): live
+Namespaces are stood in for by plain files outside /run/netns (see conftest.py): live
 while the file exists."""
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ import os
 
 import pytest
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _cache, _inventory
+from ansible_collections.cnikit.cni.plugins.module_utils import _cache, _facts, _gc
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
+from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import AttachmentKey
 
 HEX_ID = "5c876bbbf00f2cce41aedd81f0b0c8db9e1fc243546f767b9576e28e3693e419"
 POD_UID = "0b3f6a3e-7c1e-4a59-9d6b-5f0f2c1e8a77"
@@ -171,7 +172,7 @@ def test_reader_takes_every_field_and_the_namespace_from_the_sandbox(cache, fmt)
     path, network, container_id, ifname, config, args, caps, result = cache.write(fmt, sandbox)
     assert b"netns" not in path.read_bytes().split(b'"result"')[0]  # as libcni < 1.2 writes it
 
-    entry = _cache.read_entry(str(cache.dir), network, container_id, ifname)
+    entry = _cache.read_entry(str(cache.dir), AttachmentKey(network, container_id, ifname))
     listed, problems = _cache.list_entries(str(cache.dir))
 
     assert problems == [] and len(listed) == 1
@@ -188,7 +189,7 @@ def test_reader_takes_every_field_and_the_namespace_from_the_sandbox(cache, fmt)
 def test_a_del_of_a_foreign_entry_passes_back_its_args_and_namespace(cache, fmt):
     sandbox = cache.netns("ns")
     _path, network, container_id, ifname, _config, args, caps, _result = cache.write(fmt, sandbox)
-    entry = _cache.read_entry(str(cache.dir), network, container_id, ifname)
+    entry = _cache.read_entry(str(cache.dir), AttachmentKey(network, container_id, ifname))
 
     attachment = Attachment.from_cache(entry)
 
@@ -200,12 +201,12 @@ def test_a_del_of_a_foreign_entry_passes_back_its_args_and_namespace(cache, fmt)
 def test_info_reports_foreign_attachments_with_their_namespace_and_liveness(cache, fmt):
     sandbox = cache.netns("ns")
     cache.write(fmt, sandbox)
-    facts, problems = _inventory.attachment_facts(cache.engine)
+    facts, problems = _facts.attachment_facts(cache.engine)
     assert problems == []
     assert [(f["netns"], f["netns_exists"], f["ips"]) for f in facts] == [(sandbox, True, ["10.88.0.5/16"])]
 
     os.unlink(sandbox)
-    facts, _problems = _inventory.attachment_facts(cache.engine)
+    facts, _problems = _facts.attachment_facts(cache.engine)
     assert [(f["netns"], f["netns_exists"]) for f in facts] == [(sandbox, False)]
 
 
@@ -216,11 +217,11 @@ def test_gc_plans_leave_foreign_attachments_alone_live_or_gone(cache, fmt):
     sandbox = cache.netns("ns")
     _path, network, container_id, ifname, config, *_rest = cache.write(fmt, sandbox)
     declared = parse_network_list(config)
-    assert _inventory.attachments_in_netns(cache.engine, sandbox)[0].container_id == container_id
+    assert _gc.attachments_in_netns(cache.engine, sandbox)[0].container_id == container_id
 
     def planned() -> list:
-        return (_inventory.gc_plan(cache.engine, declared, None) + _inventory.gc_plan(cache.engine, declared, [])
-                + _inventory.gc_plan_orphaned(cache.engine, network, None))
+        return (_gc.gc_plan(cache.engine, declared, None) + _gc.gc_plan(cache.engine, declared, [])
+                + _gc.gc_plan_orphaned(cache.engine, network, None))
 
     assert planned() == []
     os.unlink(sandbox)
@@ -237,9 +238,9 @@ def test_an_entry_without_any_namespace_is_never_judged_gone(cache, managed):
     _cache.write_entry(str(cache.dir), _cache.CacheEntry("ipam-only", HEX_ID, "eth0", config=config, result=result,
                                                          managed=managed))
 
-    assert _inventory.gc_plan(cache.engine, parse_network_list(config), None) == []
-    assert _inventory.gc_plan_orphaned(cache.engine, "ipam-only", None) == []
-    facts, _problems = _inventory.attachment_facts(cache.engine)
+    assert _gc.gc_plan(cache.engine, parse_network_list(config), None) == []
+    assert _gc.gc_plan_orphaned(cache.engine, "ipam-only", None) == []
+    facts, _problems = _facts.attachment_facts(cache.engine)
     assert [(f["netns"], f["netns_exists"]) for f in facts] == [("", None)]
 
 
@@ -256,7 +257,7 @@ def test_the_namespace_is_the_sandbox_of_the_interface_named_ifname(cache):
     (cache.dir / "results" / f"twoif-{HEX_ID}-net1").write_bytes(
         cached_info(HEX_ID, config, "net1", "twoif", result=result))
 
-    entry = _cache.read_entry(str(cache.dir), "twoif", HEX_ID, "net1")
+    entry = _cache.read_entry(str(cache.dir), AttachmentKey("twoif", HEX_ID, "net1"))
 
     assert entry.effective_netns == own
 
@@ -270,6 +271,6 @@ def test_a_legacy_bare_result_is_left_alone(cache):
     os.unlink(sandbox)
 
     assert _cache.list_entries(str(cache.dir)) == ([], [])
-    assert _inventory.gc_plan_orphaned(cache.engine, "legacy", None) == []
-    assert _inventory.orphaned_networks(cache.engine, set()) == []
+    assert _gc.gc_plan_orphaned(cache.engine, "legacy", None) == []
+    assert _gc.orphaned_networks(cache.engine, set()) == []
     assert path.exists()
