@@ -110,6 +110,11 @@ options:
         entry matches is taken as healthy as long as its namespace exists.
     type: bool
     default: true
+  _planned_networks:
+    description:
+      - Internal, set by the collection's action plugin in check mode, never by users. The conflists that
+        M(cnikit.cni.cni_network) tasks earlier in the play would have written, by network name.
+    type: dict
   attachments:
     description:
       - Several attachments in one task. Each item takes the same keys as the top-level options; a key an item

@@ -17,10 +17,10 @@ description:
   - The valid attachments are O(valid_attachments) when given; by default, every cached attachment whose
     namespace still exists. An attachment whose namespace was deleted without a DEL is therefore collected.
   - Only attachments this collection made are ever collected. Another runtime sharing O(cache_dir) (podman,
-    containerd, CRI-O through libcni) collects its own: its attachments are left alone in every mode, listed in
+    containerd, CRI-O through libcni) collects its own, so its attachments are left alone in every mode, listed in
     RV(left_alone), and sent to the plugins' C(GC) as valid. A namespace counts as gone only when the path its
     attachment names is gone; libcni before 1.2 caches no C(netns), and the path is then read from the result's
-    C(sandbox). Detach another runtime's attachment by naming it, with M(cnikit.cni.cni_attach) O(state=absent).
+    C(sandbox). Detach another runtime's attachment by naming it, with M(cnikit.cni.cni_attach) O(cnikit.cni.cni_attach#module:state=absent).
   - The valid set is judged while the network is locked against ADD and DEL by this collection, so an
     attachment being added at the same time is never collected.
   - A network with C(disableGC) is skipped.

@@ -18,7 +18,7 @@ description:
     C(/var/run/netns/<name>) or C(/run/netns/<name>)) are DELeted first, each with the network configuration
     cached at its ADD, so that IP reservations, host-side veths and port mappings do not leak. That includes
     attachments other runtimes cached in O(cache_dir) for the namespace (found by the C(sandbox) of their result
-    where libcni before 1.2 cached no C(netns)): the namespace is named explicitly, and removing it ends them. If a DEL fails
+    where libcni before 1.2 cached no C(netns)), since the namespace is named explicitly and removing it ends them. If a DEL fails
     the namespace is left in place and the task fails, so that a re-run can retry.
 author:
   - cnikit maintainers (@cnikit)
@@ -101,7 +101,7 @@ deleted_attachments:
   description:
     - The cached attachments that were DELeted (in check mode, would be) before the namespace was removed.
     - Each has C(network), C(container_id), C(ifname), C(netns) (the path the attachment was made with) and
-      C(managed) (false for an attachment another runtime made: removing the namespace it lives in removes it too).
+      C(managed) (false for an attachment another runtime made, which removing its namespace ends too).
   returned: always
   type: list
   elements: dict

@@ -797,6 +797,6 @@ def test_every_plugin_call_goes_through_the_executor_given(tmp_path):
     engine.add(network, _attachment(cni_args=[["K", "V"]]))
     engine.check(network, _attachment(cni_args=[["K", "V"]]))
     engine.delete(network, _attachment())
-    assert [(plugin, verb) for plugin, verb, *_rest in executor.calls] == [
+    assert [call[:2] for call in executor.calls] == [
         ("first", "ADD"), ("second", "ADD"), ("first", "CHECK"), ("second", "CHECK"), ("second", "DEL"), ("first", "DEL")]
     assert executor.calls[0][2:] == ("c1", "eth0", "K=V")

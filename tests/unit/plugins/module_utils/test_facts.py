@@ -90,7 +90,7 @@ def test_attachment_facts_with_addresses_liveness_and_unreadable_files(host):
 def test_namespace_facts_use_the_canonical_path(monkeypatch):
     monkeypatch.setattr(_facts._netns, "list_named", lambda: ["cnit-i-a", "cnit-i-b"])
     assert _facts.namespace_facts() == [{"name": "cnit-i-a", "path": "/var/run/netns/cnit-i-a"},
-                                            {"name": "cnit-i-b", "path": "/var/run/netns/cnit-i-b"}]
+                                        {"name": "cnit-i-b", "path": "/var/run/netns/cnit-i-b"}]
 
 
 def test_a_libcni_1_1_entry_is_read_with_the_netns_of_its_sandbox(host):
