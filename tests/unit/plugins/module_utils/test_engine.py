@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-import sys
 import threading
 from pathlib import Path
 
@@ -20,9 +19,6 @@ from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, CheckNotAvailable, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import (
     CNIError, ConfigError, DeleteError, OperationError, PluginError)
-
-sys.path.insert(0, str(Path(__file__).parents[3] / "utils"))
-from fakeplugin import FakePlugins  # noqa: E402  pylint: disable=wrong-import-position
 
 NETNS = "/var/run/netns/cnit-unit"
 
@@ -44,11 +40,11 @@ def _fresh_version_memo(monkeypatch):
 
 
 @pytest.fixture
-def fake(tmp_path):
-    plugins = FakePlugins(tmp_path / "bin")
+def fake(fake):
+    """The shared test double, installed as noop, noop2 and noop3."""
     for name in ("noop", "noop2", "noop3"):
-        plugins.install(name)
-    return plugins
+        fake.install(name)
+    return fake
 
 
 @pytest.fixture

@@ -12,22 +12,19 @@ import json
 import os
 import socket
 import stat
-import sys
 import tarfile
 import urllib.request
 from pathlib import Path
 
 import pytest
+import release_server
 
-from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, PluginError
 from ansible_collections.cnikit.cni.plugins.module_utils._download import (
     Checksum, Limits, ReleaseError, mask_url, parse_checksum, parse_checksum_file,
 )
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, PluginError
 from ansible_collections.cnikit.cni.plugins.module_utils._install import Options, ensure
 from ansible_collections.cnikit.cni.plugins.module_utils._sources import host_arch, normalize_version, release_url
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "utils"))
-import release_server  # noqa: E402  pylint: disable=wrong-import-position
 
 DISTRO = release_server.PLUGIN_SOURCE
 DISTRO_PLUGINS = sorted(os.listdir(DISTRO))

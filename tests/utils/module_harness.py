@@ -1,0 +1,42 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Running a module's ``main()`` in-process with arguments as Ansible passes them, on every
+supported ansible-core (2.16 to 2.20)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from unittest import mock
+
+from ansible.module_utils import basic
+
+
+@contextlib.contextmanager
+def patch_module_args(args: dict):
+    """Expose ``args`` to the AnsibleModule created inside. ansible-core 2.19 added its own helper
+    (it also sets the serialization profile 2.19 reads); before, modules read only the JSON in
+    ``basic._ANSIBLE_ARGS``, which is what ansible-core's own unit tests patched."""
+    try:
+        from ansible.module_utils.testing import patch_module_args as patch  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        patch = None
+    if patch is not None:
+        with patch(args):
+            yield
+        return
+    with mock.patch.object(basic, "_ANSIBLE_ARGS", json.dumps({"ANSIBLE_MODULE_ARGS": args}).encode()):
+        yield
+
+
+def run_module(module, capsys, **args) -> dict:
+    """The JSON a module prints when ``main()`` exits (with exit_json or fail_json)."""
+    with patch_module_args(args):
+        try:
+            module.main()
+        except SystemExit:
+            pass
+        else:
+            raise AssertionError(f"{module.__name__}.main() returned without exit_json or fail_json")
+    return json.loads(capsys.readouterr().out)
