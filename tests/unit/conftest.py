@@ -23,3 +23,12 @@ def run_module(capsys):
     def run(module, **args) -> dict:
         return module_harness.run_module(module, capsys, **args)
     return run
+
+
+@pytest.fixture
+def parse_arguments(capsys):
+    """``parse_arguments(module, **args)``: ``(params, None)`` when the module's argument spec
+    accepts ``args``, ``(None, failure result)`` when it does not; the module's logic never runs."""
+    def parse(module, **args) -> tuple:
+        return module_harness.parse_arguments(module, capsys, **args)
+    return parse

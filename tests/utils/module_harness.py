@@ -40,3 +40,30 @@ def run_module(module, capsys, **args) -> dict:
         else:
             raise AssertionError(f"{module.__name__}.main() returned without exit_json or fail_json")
     return json.loads(capsys.readouterr().out)
+
+
+class _Accepted(Exception):
+    """Raised by the module's AnsibleModule as soon as it has accepted the arguments."""
+
+    def __init__(self, params: dict):
+        super().__init__()
+        self.params = params
+
+
+def parse_arguments(module, capsys, **args) -> tuple:
+    """How a module's AnsibleModule takes ``args`` (its argument spec with required, choices,
+    defaults and exclusions), without running the module's logic: ``(params, None)`` when it
+    accepts them, ``(None, failure result)`` when it rejects them."""
+    class StopsOnceParsed(basic.AnsibleModule):
+        def __init__(self, *spec_args, **spec_kwargs):
+            super().__init__(*spec_args, **spec_kwargs)
+            raise _Accepted(dict(self.params))
+
+    with mock.patch.object(module, "AnsibleModule", StopsOnceParsed), patch_module_args(args):
+        try:
+            module.main()
+        except _Accepted as accepted:
+            return accepted.params, None
+        except SystemExit:
+            return None, json.loads(capsys.readouterr().out)
+    raise AssertionError(f"{module.__name__}.main() neither created its AnsibleModule nor failed")
