@@ -333,7 +333,7 @@ def noop_breakdown(dest: str, rounds: int) -> dict:
     installed binaries: the manifest check's digests, and the VERSION calls behind the returned
     ``cni_versions``."""
     from ansible_collections.cnikit.cni.plugins.module_utils._exec import VERSION_PROBE_STDIN, plugin_env, run_plugin
-    from ansible_collections.cnikit.cni.plugins.module_utils._release import file_digests
+    from ansible_collections.cnikit.cni.plugins.module_utils._download import file_digests
 
     binaries = [os.path.join(dest, name) for name in sorted(os.listdir(dest)) if not name.startswith(".")]
     env = plugin_env("VERSION", ["dummy"], netns="dummy", ifname="dummy")

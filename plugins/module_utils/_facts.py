@@ -26,7 +26,7 @@ def plugin_facts(cni_path: list, timeout: float) -> tuple:
     """Every executable along ``cni_path``, in search order: its CNI versions (or the error its
     VERSION call gave), the release version a cnikit manifest records for it, and whether an
     earlier directory shadows it; and the messages of manifests that could not be read."""
-    from ._release import read_manifest  # pylint: disable=import-outside-toplevel  # only cni_info needs it
+    from ._manifest import read_manifest  # pylint: disable=import-outside-toplevel  # only cni_info needs it
 
     facts, warnings, seen = [], [], set()
     for directory in cni_path:

@@ -6,23 +6,28 @@
 # It may change at any time, without notice.
 """A network declared as a conflist file: built from options or a whole config, placed in the
 conf dir under a predictable name, validated against the host (installed binaries, the other
-networks), compared by meaning with what is on disk."""
+networks), compared by meaning with what is on disk, and written with its mode and owner."""
 
 from __future__ import annotations
 
 import copy
+import errno
 import grp
 import json
 import os
 import pwd
+import stat
 
 from ._conflist import CONFLIST_EXTENSIONS, load_conf_dir, render_conflist
-from ._errors import ConfigError
+from ._errors import CNIError, ConfigError
 from ._exec import find_plugin, probe_versions
+from ._fileio import atomic_write
 from ._identifiers import check_network_name
 from ._validate import ValidationReport, parse_conflist_text, validate_network_list
 
 DEFAULT_PRIORITY = 10
+# The errors of a rename that cannot replace the file, as Ansible's unsafe_writes understands them.
+RENAME_BLOCKED_ERRNOS = (errno.EPERM, errno.EXDEV, errno.EACCES, errno.ETXTBSY, errno.EBUSY)
 DEFAULT_CNI_VERSION = "1.0.0"
 ENVELOPE_OPTIONS = (
     ("cni_version", "cniVersion"), ("cni_versions", "cniVersions"), ("disable_check", "disableCheck"),
@@ -150,12 +155,42 @@ def resolve_id(value, kind: str) -> int | None:
         raise ConfigError(kind, f"no such {'user' if kind == 'owner' else 'group'} on the host", value) from None
 
 
-def attributes_differ(path: str, mode: int, uid: int | None, gid: int | None) -> bool:
+def ownership_changes(path: str, mode: int, uid: int | None, gid: int | None) -> dict:
+    """What replacing the file at ``path`` with one of these attributes changes, in the form of
+    Ansible's attribute diffs (``{"before": {...}, "after": {...}}``); empty when nothing does."""
     st = os.stat(path)
-    return (st.st_mode & 0o7777) != mode or (uid is not None and st.st_uid != uid) or \
-        (gid is not None and st.st_gid != gid)
+    before, after = {}, {}
+    if stat.S_IMODE(st.st_mode) != mode:
+        before["mode"], after["mode"] = f"0{stat.S_IMODE(st.st_mode):03o}", f"0{mode:03o}"
+    if uid is not None and st.st_uid != uid:
+        before["owner"], after["owner"] = st.st_uid, uid
+    if gid is not None and st.st_gid != gid:
+        before["group"], after["group"] = st.st_gid, gid
+    return {"before": before, "after": after} if before else {}
 
 
-def apply_attributes(path: str, mode: int, uid: int | None, gid: int | None) -> None:
-    os.chown(path, -1 if uid is None else uid, -1 if gid is None else gid)
-    os.chmod(path, mode)
+def write_file(path: str, data: bytes, mode: int, uid: int | None, gid: int | None,
+               unsafe_writes: bool = False) -> None:
+    """Replace ``path`` atomically; with ``unsafe_writes``, write it in place where no rename
+    can replace it (a bind-mounted file, a directory the writer cannot create files in)."""
+    try:
+        atomic_write(path, data, mode, uid, gid)
+    except OSError as exc:
+        if exc.errno not in RENAME_BLOCKED_ERRNOS:
+            raise
+        if not unsafe_writes:
+            raise CNIError(f"cannot replace {path} atomically ({exc.strerror}); if it is bind-mounted or its "
+                           "directory is read-only, set unsafe_writes=true to write it in place") from exc
+        _write_in_place(path, data, mode, uid, gid)
+
+
+def _write_in_place(path: str, data: bytes, mode: int, uid: int | None, gid: int | None) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+    with os.fdopen(fd, "wb") as handle:
+        # Emptied first, so a tighter mode or owner is in place before the new content is.
+        os.fchmod(fd, mode)
+        if uid is not None or gid is not None:
+            os.fchown(fd, -1 if uid is None else uid, -1 if gid is None else gid)
+        handle.write(data)
+        handle.flush()
+        os.fsync(fd)

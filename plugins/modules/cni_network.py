@@ -19,7 +19,9 @@ description:
     host-local subnets, one bridge with different subnets).
   - With O(check_plugins=true) every plugin C(type) and C(ipam.type) must be an executable in O(cni_path)
     whose VERSION answer supports the list's C(cniVersion).
-  - The file is rewritten only when its content changes in meaning (formatting aside), atomically.
+  - The file is rewritten only when its content changes in meaning (formatting aside), atomically. Its mode,
+    owner, group, SELinux context and attributes are set as for M(ansible.builtin.file), without a rewrite when
+    only they differ.
   - See U(https://github.com/cnikit/cni/blob/main/docs/validation.md) for every check and its messages.
 author:
   - cnikit maintainers (@cnikit)
@@ -30,6 +32,7 @@ extends_documentation_fragment:
   - cnikit.cni._paths.conf_dir
   - cnikit.cni._paths.cache_dir_unused
   - cnikit.cni._paths.timeout
+  - ansible.builtin.files
 attributes:
   check_mode:
     support: full
@@ -41,6 +44,8 @@ attributes:
     support: full
     details:
       - The file's text before and after (for O(state=absent), one entry per removed file).
+      - When its mode, owner, group, SELinux context or attributes change, an entry of their values before and
+        after; with a content change too, the diff is a list of both entries.
   idempotent:
     support: full
 options:
@@ -101,14 +106,18 @@ options:
       - The file name in O(conf_dir), overriding O(priority). It must end in C(.conflist).
     type: str
   mode:
-    description: The file's permissions, as an octal string such as V('0644').
+    description:
+      - The file's permissions, as an octal string such as V('0644') (quote it in YAML) or a number.
+      - Symbolic modes such as V(u=rw,g=r) are not accepted.
     type: raw
     default: '0644'
   owner:
-    description: The file's owner, a name or a number; unset leaves it to the writing user (or unchanged).
+    description:
+      - The file's owner, a name or a number. Unset, a file written anew belongs to the writing user and an
+        unchanged file keeps its owner.
     type: str
   group:
-    description: The file's group, a name or a number.
+    description: The file's group, a name or a number; unset as for O(owner).
     type: str
   validate:
     description:
@@ -258,7 +267,7 @@ from ansible_collections.cnikit.cni.plugins.module_utils import _network_file as
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import check_network_name
-from ansible_collections.cnikit.cni.plugins.module_utils._fileio import atomic_write, ensure_dir, read_if_exists, remove_written_file
+from ansible_collections.cnikit.cni.plugins.module_utils._fileio import ensure_dir, read_if_exists, remove_written_file
 from ansible_collections.cnikit.cni.plugins.module_utils._planned import planned_fact
 from ansible_collections.cnikit.cni.plugins.module_utils._validate import ValidationReport
 
@@ -277,25 +286,38 @@ def present(module, params, path: str, result: dict) -> None:
     _report(module, report, params["validate"], not params["validate_only"], result)
     if params["validate_only"]:
         return
+    _write(module, params, path, data, result)
+
+
+def _write(module, params, path: str, data: bytes, result: dict) -> None:
+    """Write the file when its meaning changes, then bring its attributes (mode, owner, group,
+    SELinux context, chattr attributes) to what the task says, through Ansible's helpers."""
     mode = netfile.parse_mode(params["mode"])
     uid, gid = netfile.resolve_id(params["owner"], "owner"), netfile.resolve_id(params["group"], "group")
+    file_args = dict(module.load_file_common_arguments(params, path=path), mode=mode, owner=uid, group=gid)
     existing = read_if_exists(path)
     rewrite = not netfile.same_content(existing, result["config"])
-    retouch = not rewrite and netfile.attributes_differ(path, mode, uid, gid)
-    result["changed"] = rewrite or retouch
-    if rewrite and module._diff:
-        result["diff"] = {"before_header": path, "before": _text(existing), "after_header": path, "after": _text(data)}
     if module.check_mode and rewrite:
         result["ansible_facts"] = planned_fact(params["name"], params["conf_dir"], result["config"])
-    if module.check_mode or not result["changed"]:
-        return
-    if rewrite:
-        if existing is not None and params["backup"]:
-            result["backup_file"] = module.backup_local(path)
+    attribute_diff = {"before_header": f"{path} (attributes)", "after_header": f"{path} (attributes)"}
+    if rewrite and not module.check_mode:
+        if existing is not None:
+            # The write itself brings mode and owner; what it changes is known only before it.
+            attribute_diff.update(netfile.ownership_changes(path, mode, uid, gid))
+            if params["backup"]:
+                result["backup_file"] = module.backup_local(path)
         ensure_dir(params["conf_dir"], 0o755)
-        atomic_write(path, data, mode, uid, gid)
-    else:
-        netfile.apply_attributes(path, mode, uid, gid)
+        netfile.write_file(path, data, mode, uid, gid, params["unsafe_writes"])
+    # In check mode this only predicts; Ansible adds what it changes to attribute_diff.
+    retouched = module.set_fs_attributes_if_different(file_args, False, attribute_diff)
+    result["changed"] = rewrite or retouched
+    diffs = []
+    if rewrite:
+        diffs.append({"before_header": path, "before": _text(existing), "after_header": path, "after": _text(data)})
+    if "before" in attribute_diff:
+        diffs.append(attribute_diff)
+    if module._diff and diffs:
+        result["diff"] = diffs[0] if len(diffs) == 1 else diffs
 
 
 def absent(module, params, path: str, result: dict) -> None:
@@ -351,6 +373,7 @@ def main():
         argument_spec=argument_spec,
         mutually_exclusive=[("plugins", "config")],
         required_if=[("state", "present", ("plugins", "config"), True)],
+        add_file_common_args=True,
         supports_check_mode=True,
     )
     params = module.params

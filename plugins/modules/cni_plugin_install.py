@@ -248,9 +248,9 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import fetch_url
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
-from ansible_collections.cnikit.cni.plugins.module_utils._release import (
-    DEFAULT_BASE_URL, RELEASE_ARCHES, Options, ReleaseError, ensure, mask_url, url_password,
-)
+from ansible_collections.cnikit.cni.plugins.module_utils._download import ReleaseError, mask_url, url_password
+from ansible_collections.cnikit.cni.plugins.module_utils._install import Options, ensure
+from ansible_collections.cnikit.cni.plugins.module_utils._sources import DEFAULT_BASE_URL, RELEASE_ARCHES
 
 
 def _fetcher(module):

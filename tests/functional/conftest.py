@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import itertools
 import subprocess
-import sys
 from pathlib import Path
 
+import hostclean
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "utils"))
-import hostclean  # noqa: E402  pylint: disable=wrong-import-position
 
 PREFIX = "cnit-e-"
 IP_FORWARD = "/proc/sys/net/ipv4/ip_forward"

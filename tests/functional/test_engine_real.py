@@ -11,7 +11,6 @@ import ipaddress
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,15 +20,13 @@ if os.geteuid() != 0 or not os.access(os.path.join(PLUGIN_DIR, "bridge"), os.X_O
     pytest.skip("needs root and the plugin binaries in /usr/lib/cni", allow_module_level=True)
 
 # pylint: disable=wrong-import-position
+from fakeplugin import FakePlugins
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import (
     Attachment, CheckNotAvailable, Engine, InterfaceInUseError,
 )
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError, OperationError, PluginError
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "utils"))
-from fakeplugin import FakePlugins  # noqa: E402
 
 HOST_PORT = 18431
 

@@ -20,8 +20,6 @@ from pathlib import Path
 
 import pytest
 
-UTILS = Path(__file__).resolve().parents[1] / "utils"
-sys.path.insert(0, str(UTILS))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import hostclean  # noqa: E402  pylint: disable=wrong-import-position

@@ -20,7 +20,7 @@ import modules
 import pytest
 from conftest import netns_names
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _cache, _netns, _network_file, _release
+from ansible_collections.cnikit.cni.plugins.module_utils import _cache, _netns, _install, _network_file
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import NetworkList
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
@@ -101,7 +101,7 @@ OTHER_CALLS = [
      lambda v: _network_file.conflist_path("/etc/cni/net.d", "n", filename=v)),
     ("conflist hidden filename", "filename", ".x.conflist",
      lambda v: _network_file.conflist_path("/etc/cni/net.d", "n", filename=v)),
-    ("plugin name with '/'", "plugins", "../../bin/sh", lambda v: _release._check_plugins((v,))),  # pylint: disable=protected-access
+    ("plugin name with '/'", "plugins", "../../bin/sh", lambda v: _install._check_plugins((v,))),  # pylint: disable=protected-access
 ]
 CASES = ([(what, path, value, call) for what, path, call in NAME_CALLS for value in BAD_NAMES]
          + [(what, path, value, call) for what, path, call in IFNAME_CALLS for value in BAD_IFNAMES]

@@ -30,7 +30,7 @@ from conftest import PREFIX, addresses_in, count, link_names, valid_cache_files
 from fakeplugin import FakePlugins
 from release_server import build_release
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _release
+from ansible_collections.cnikit.cni.plugins.module_utils import _manifest
 
 KILLS = count(12, 50)
 SEED = int(os.environ.get("CNIKIT_RELIABILITY_SEED", "20261121"))
@@ -232,7 +232,7 @@ def test_kill_during_install_converges_exactly(tmp_path, rng, figures):
     for iteration in range(KILLS):
         version = ("1.1.1", "1.1.2")[iteration % 2]
         killed = modules.run_killed("cni_plugin_install", args(version), work, rng.uniform(0.45, 1.05) * duration)
-        manifest = _release.read_manifest(dest)  # parses, or raises
+        manifest = _manifest.read_manifest(dest)  # parses, or raises
         binaries = [name for name in os.listdir(dest) if not name.startswith(".")]
         for name in binaries:
             assert _sha256(os.path.join(dest, name)) in (digests["1.1.1"][name], digests["1.1.2"][name]), \
@@ -240,8 +240,8 @@ def test_kill_during_install_converges_exactly(tmp_path, rng, figures):
         landed[_install_landing(killed, dest, manifest, version, digests[version])] += 1
         result = modules.run("cni_plugin_install", args(version), work)
         assert not result.get("failed"), result
-        assert sorted(os.listdir(dest)) == sorted(INSTALLED + [_release.MANIFEST_NAME]), "leftovers in dest"
-        assert _release.read_manifest(dest)["version"] == version
+        assert sorted(os.listdir(dest)) == sorted(INSTALLED + [_manifest.MANIFEST_NAME]), "leftovers in dest"
+        assert _manifest.read_manifest(dest)["version"] == version
         for name in INSTALLED:
             path = os.path.join(dest, name)
             assert _sha256(path) == digests[version][name]
@@ -254,7 +254,7 @@ def _install_landing(killed: bool, dest: str, manifest: dict, version: str, want
         return "after it finished"
     if manifest and manifest.get("version") == version:
         return "after the manifest was written"
-    if any(name.startswith(_release.STAGE_PREFIX) for name in os.listdir(dest)):
+    if any(name.startswith(_manifest.STAGE_PREFIX) for name in os.listdir(dest)):
         return "while staging (stage directory left)"
     if any(_sha256(os.path.join(dest, name)) == digest for name, digest in wanted.items()):
         return "between the renames and the manifest"

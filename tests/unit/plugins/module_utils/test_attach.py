@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,9 +15,6 @@ from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, OperationError
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import AttachmentKey
-
-sys.path.insert(0, str(Path(__file__).parents[3] / "utils"))
-from fakeplugin import FakePlugins  # noqa: E402  pylint: disable=wrong-import-position
 
 RESULT = {"cniVersion": "1.0.0", "interfaces": [{"name": "eth0", "mac": "0a:00:00:00:00:01", "sandbox": "/x"}],
           "ips": [{"address": "10.0.0.2/24", "interface": 0}]}
@@ -30,8 +26,8 @@ def network(version="1.0.0", **first_plugin):
 
 
 @pytest.fixture
-def setup(tmp_path):
-    plugins = FakePlugins(tmp_path / "bin")
+def setup(tmp_path, fake):
+    plugins = fake
     plugins.install("main", ADD={"result": RESULT})
     plugins.install("meta")
     netns = tmp_path / "netns"

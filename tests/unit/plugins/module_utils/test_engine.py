@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-import sys
 import threading
 from pathlib import Path
 
@@ -21,9 +20,6 @@ from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachme
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import (
     CNIError, ConfigError, DeleteError, OperationError, PluginError)
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import AttachmentKey
-
-sys.path.insert(0, str(Path(__file__).parents[3] / "utils"))
-from fakeplugin import FakePlugins  # noqa: E402  pylint: disable=wrong-import-position
 
 NETNS = "/var/run/netns/cnit-unit"
 
@@ -45,11 +41,11 @@ def _fresh_version_memo(monkeypatch):
 
 
 @pytest.fixture
-def fake(tmp_path):
-    plugins = FakePlugins(tmp_path / "bin")
+def fake(fake):
+    """The shared test double, installed as noop, noop2 and noop3."""
     for name in ("noop", "noop2", "noop3"):
-        plugins.install(name)
-    return plugins
+        fake.install(name)
+    return fake
 
 
 @pytest.fixture

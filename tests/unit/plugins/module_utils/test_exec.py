@@ -10,28 +10,20 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
+import fakeplugin
 import pytest
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _exec
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, PluginError, PluginNotFoundError
 
-sys.path.insert(0, str(Path(__file__).parents[3] / "utils"))
-from fakeplugin import FakePlugins  # noqa: E402  pylint: disable=wrong-import-position
-
-FAKEPLUGIN = Path(__file__).parents[3] / "utils" / "fakeplugin.py"
+FAKEPLUGIN = fakeplugin.__file__
 ENV = {"CNI_COMMAND": "ADD", "CNI_CONTAINERID": "c1", "CNI_NETNS": "/var/run/netns/x",
        "CNI_IFNAME": "eth0", "CNI_ARGS": "K=V", "CNI_PATH": "/a:/b"}
 CONF = b'{"cniVersion":"1.0.0","name":"net","type":"noop"}'
-
-
-@pytest.fixture
-def fake(tmp_path):
-    return FakePlugins(tmp_path / "bin")
 
 
 @pytest.fixture(autouse=True)

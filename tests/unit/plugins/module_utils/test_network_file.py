@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -12,7 +13,7 @@ import stat
 import pytest
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _network_file as netfile
-from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError, ConfigError
 from ansible_collections.cnikit.cni.plugins.module_utils._validate import ValidationReport
 
 LOOPBACK = [{"type": "loopback"}]
@@ -146,11 +147,54 @@ def test_resolve_id():
         netfile.resolve_id("no-such-user-cnit", "owner")
 
 
-def test_attributes(tmp_path):
+def test_ownership_changes_in_ansible_diff_form(tmp_path):
     path = tmp_path / "f"
     path.write_text("x")
     os.chmod(path, 0o600)
-    assert netfile.attributes_differ(str(path), 0o644, None, None)
-    netfile.apply_attributes(str(path), 0o644, None, None)
-    assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
-    assert not netfile.attributes_differ(str(path), 0o644, os.getuid(), os.getgid())
+    os.chown(path, 0, 0)
+    assert netfile.ownership_changes(str(path), 0o644, 1, None) == {
+        "before": {"mode": "0600", "owner": 0}, "after": {"mode": "0644", "owner": 1}}
+    assert netfile.ownership_changes(str(path), 0o600, 0, 0) == {}
+    assert netfile.ownership_changes(str(path), 0o600, None, None) == {}
+
+
+def test_write_file_replaces_atomically(tmp_path):
+    path = tmp_path / "f"
+    path.write_text("old")
+    inode = os.stat(path).st_ino
+    netfile.write_file(str(path), b"new", 0o640, None, 1)
+    st = os.stat(path)
+    assert path.read_bytes() == b"new" and st.st_ino != inode
+    assert (stat.S_IMODE(st.st_mode), st.st_gid) == (0o640, 1)
+
+
+def _rename_blocked(monkeypatch, code):
+    """A rename refused the way a bind-mounted target refuses it (EBUSY), or another way."""
+    def refuse(src, dst):
+        raise OSError(code, os.strerror(code), dst)
+    monkeypatch.setattr(os, "replace", refuse)
+
+
+def test_write_file_in_place_only_with_unsafe_writes(tmp_path, monkeypatch):
+    path = tmp_path / "f"
+    path.write_text("old content, longer than the new")
+    os.chmod(path, 0o644)
+    inode = os.stat(path).st_ino
+    _rename_blocked(monkeypatch, errno.EBUSY)
+    with pytest.raises(CNIError, match="unsafe_writes=true"):
+        netfile.write_file(str(path), b"new", 0o600, None, None)
+    assert path.read_text() == "old content, longer than the new"
+    netfile.write_file(str(path), b"new", 0o600, None, 1, unsafe_writes=True)
+    st = os.stat(path)
+    assert path.read_bytes() == b"new" and st.st_ino == inode
+    assert (stat.S_IMODE(st.st_mode), st.st_gid) == (0o600, 1)
+    assert os.listdir(tmp_path) == ["f"], "a temporary file was left behind"
+
+
+def test_unsafe_writes_do_not_hide_other_errors(tmp_path, monkeypatch):
+    path = tmp_path / "f"
+    path.write_text("old")
+    _rename_blocked(monkeypatch, errno.ENOSPC)
+    with pytest.raises(OSError) as raised:
+        netfile.write_file(str(path), b"new", 0o644, None, None, unsafe_writes=True)
+    assert raised.value.errno == errno.ENOSPC and path.read_text() == "old"

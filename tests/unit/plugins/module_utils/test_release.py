@@ -1,7 +1,7 @@
 # Copyright (c) cnikit contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""_release against a real HTTP server on 127.0.0.1 serving tarballs built from the distro's
+"""The installer (_install, _sources, _download, _manifest) against a real HTTP server on 127.0.0.1 serving tarballs built from the distro's
 plugin binaries in the upstream release layout."""
 
 from __future__ import annotations
@@ -12,21 +12,19 @@ import json
 import os
 import socket
 import stat
-import sys
 import tarfile
 import urllib.request
 from pathlib import Path
 
 import pytest
+import release_server
 
-from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, PluginError
-from ansible_collections.cnikit.cni.plugins.module_utils._release import (
-    Checksum, Limits, Options, ReleaseError, ensure, host_arch, mask_url, normalize_version,
-    parse_checksum, parse_checksum_file, release_url,
+from ansible_collections.cnikit.cni.plugins.module_utils._download import (
+    Checksum, Limits, ReleaseError, mask_url, parse_checksum, parse_checksum_file,
 )
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "utils"))
-import release_server  # noqa: E402  pylint: disable=wrong-import-position
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, PluginError
+from ansible_collections.cnikit.cni.plugins.module_utils._install import Options, ensure
+from ansible_collections.cnikit.cni.plugins.module_utils._sources import host_arch, normalize_version, release_url
 
 DISTRO = release_server.PLUGIN_SOURCE
 DISTRO_PLUGINS = sorted(os.listdir(DISTRO))

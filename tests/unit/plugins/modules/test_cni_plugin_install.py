@@ -8,16 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-from pathlib import Path
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
+import release_server
+from module_harness import patch_module_args
 
 from ansible_collections.cnikit.cni.plugins.modules import cni_plugin_install
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "utils"))
-import release_server  # noqa: E402  pylint: disable=wrong-import-position
 
 VERSION = "1.1.1"
 PLUGINS = ["bridge", "host-local", "loopback"]

@@ -1,0 +1,119 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# This module_utils is PRIVATE and should only be used by this collection.
+# It may change at any time, without notice.
+"""Installing CNI plugin binaries, the one path of cni_plugin_install: the options resolve to a
+request and an opened source (``_sources``, ``_download``), which one plan compares with dest
+and its manifest (``_manifest``), carried out unless in check mode, and described as the
+module's result."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+
+from ._download import Limits, ReleaseError, mask_url, parse_checksum
+from ._errors import ConfigError
+from ._manifest import (
+    Plan, Request, apply, is_plugin_name, manifest_is_current, plan_absent, plan_present, plan_result,
+    read_manifest,
+)
+from ._sources import (
+    DEFAULT_BASE_URL, RELEASE_ARCHES, DirectorySource, default_checksum, download_tarball, host_arch,
+    normalize_version, open_local_tarball, release_url,
+)
+
+DEFAULT_DEST = "/opt/cni/bin"
+
+
+@dataclass(frozen=True)
+class Options:
+    """The module's options, already type-checked by Ansible."""
+
+    state: str = "present"
+    dest: str = DEFAULT_DEST
+    version: str | None = None
+    arch: str | None = None          # None: from machine
+    machine: str = ""                # platform.machine() of the managed host
+    base_url: str = DEFAULT_BASE_URL
+    url: str | None = None
+    src: str | None = None
+    src_dir: str | None = None
+    checksum: str | None = None
+    plugins: tuple | None = None
+    force: bool = False
+    probe_timeout: float = 60.0
+
+
+def ensure(opts: Options, fetch, workdir: str, check_mode: bool, limits: Limits = Limits()) -> dict:
+    """Bring ``opts.dest`` to the requested state. ``fetch(url)`` returns a readable response.
+    Downloads and unpacked tarballs live in ``workdir``, never in dest, so check mode can
+    compare exactly without writing there."""
+    dest = os.path.abspath(opts.dest)
+    plugins = _check_plugins(opts.plugins)
+    if os.path.lexists(dest) and not os.path.isdir(dest):
+        raise ConfigError("dest", "exists and is not a directory", opts.dest)
+    manifest = read_manifest(dest) if os.path.isdir(dest) else None
+    if opts.state == "absent":
+        return _carry_out(plan_absent(dest, manifest, plugins), None, check_mode, opts.probe_timeout)
+    with tempfile.TemporaryDirectory(prefix="cnikit-install-", dir=workdir) as work:
+        request, source = _resolve(opts, plugins, manifest, dest, fetch, work, limits)
+        if source is None:
+            plan = Plan(dest, manifest, manifest)
+        else:
+            plan = plan_present(dest, manifest, request, source, opts.force)
+        return _carry_out(plan, source, check_mode, opts.probe_timeout)
+
+
+def _check_plugins(plugins: tuple | None) -> tuple | None:
+    if plugins is None:
+        return None
+    bad = [name for name in plugins if not is_plugin_name(name)]
+    if bad:
+        raise ConfigError("plugins", "entries must be plugin binary names such as bridge or host-local", bad)
+    if not plugins:
+        raise ConfigError("plugins", "must name at least one plugin; use state=absent to remove them all", [])
+    return tuple(sorted(set(plugins)))
+
+
+def _resolve(opts: Options, plugins: tuple | None, manifest: dict | None, dest: str, fetch, work: str,
+             limits: Limits) -> tuple:
+    """The request and its opened source; no source when the manifest already records this very
+    download, intact: a re-run fetches nothing."""
+    checksum = parse_checksum(opts.checksum) if opts.checksum else None
+    version = normalize_version(opts.version) if opts.version is not None else None
+    if opts.src_dir or opts.src:
+        if opts.src_dir and checksum:
+            raise ConfigError("checksum", "applies to tarballs; src_dir is a directory", opts.checksum)
+        source = DirectorySource(os.path.abspath(opts.src_dir)) if opts.src_dir \
+            else open_local_tarball(opts.src, checksum, fetch, work, limits)
+        # A local source need not say its version: its content digest stands for it.
+        return Request(source.what, version or "sha256:" + source.identity["sha256"], plugins), source
+    if version is None:
+        raise ConfigError("version", "is required to install from a release URL (base_url or url)")
+    url = opts.url or release_url(opts.base_url, version, _release_arch(opts))
+    checksum = checksum or default_checksum(url)
+    request = Request(mask_url(url), version, plugins, checksum)
+    if not opts.force and manifest_is_current(manifest, request, dest):
+        return request, None
+    return request, download_tarball(url, checksum, fetch, work, limits)
+
+
+def _release_arch(opts: Options) -> str:
+    arch = opts.arch or host_arch(opts.machine)
+    if arch not in RELEASE_ARCHES:
+        raise ConfigError("arch", "must be one of " + ", ".join(RELEASE_ARCHES), arch)
+    return arch
+
+
+def _carry_out(plan: Plan, source, check_mode: bool, timeout: float) -> dict:
+    versions = {}
+    if plan.changed and not check_mode:
+        try:
+            versions = apply(plan, source, timeout)
+        except OSError as exc:
+            raise ReleaseError(f"cannot install into {plan.dest}: {exc}") from exc
+    return plan_result(plan, versions, check_mode, bool(source and source.downloaded), timeout)

@@ -1,0 +1,288 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# This module_utils is PRIVATE and should only be used by this collection.
+# It may change at any time, without notice.
+"""What the installer put into a directory and what it will change there: the manifest that
+makes re-runs free and upgrades clean, a plan comparing a source with the directory, a staged
+install where every binary answers VERSION before it replaces the old one, and the description
+of the result. A source is any object with ``what`` (where it came from), ``files`` ({plugin
+name: sha256}), ``identity`` ({algorithm: digest} of the whole source) and ``open(name)``."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import shutil
+import stat
+import tempfile
+from dataclasses import dataclass, field
+
+from ._download import Checksum, ReleaseError, copy_hashed, file_digests
+from ._errors import ConfigError
+from ._exec import probe_versions
+from ._fileio import atomic_write, ensure_dir, fsync_dir, read_if_exists, remove_if_exists, remove_written_file
+
+MANIFEST_NAME = ".cnikit-manifest.json"
+MANIFEST_FORMAT = 1
+STAGE_PREFIX = ".cnikit-stage-"
+BINARY_MODE = 0o755
+
+PLUGIN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+# Release extras that are documentation, not plugins: never installed into dest.
+EXTRA_RE = re.compile(r"^(?:LICENSE|NOTICE|README)(?:\..*)?$|\.(?:md|txt)$", re.IGNORECASE)
+
+
+def is_plugin_name(name: str) -> bool:
+    """Can ``name`` be a plugin binary in dest (a plain file name that is no release extra)?"""
+    return bool(PLUGIN_NAME_RE.match(name)) and not EXTRA_RE.search(name)
+
+
+# --- what is installed -----------------------------------------------------------------------
+
+def manifest_path(dest: str) -> str:
+    return os.path.join(dest, MANIFEST_NAME)
+
+
+def read_manifest(dest: str) -> dict | None:
+    data = read_if_exists(manifest_path(dest))
+    if data is None:
+        return None
+    try:
+        manifest = json.loads(data)
+    except ValueError as exc:
+        raise ReleaseError(f"{manifest_path(dest)} is not valid JSON ({exc}); remove it to start over") from exc
+    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT \
+            or not isinstance(manifest.get("files"), dict):
+        raise ReleaseError(f"{manifest_path(dest)} is not a format {MANIFEST_FORMAT} cnikit manifest; "
+                           "remove it to start over")
+    for name in manifest["files"]:
+        if not isinstance(name, str) or not PLUGIN_NAME_RE.match(name):
+            raise ReleaseError(f"{manifest_path(dest)} lists a file name that is not a plugin name: {name!r}")
+    return manifest
+
+
+def _want_owner() -> int | None:
+    """Root-owned binaries when we run as root; an unprivileged run keeps its own uid."""
+    return 0 if os.geteuid() == 0 else None
+
+
+def installed_matches(dest: str, name: str, sha256: str) -> bool:
+    """Is ``dest/name`` a regular file (not a link) with this content, mode 0755 and right owner?"""
+    path = os.path.join(dest, name)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    owner = _want_owner()
+    if not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != BINARY_MODE \
+            or (owner is not None and (st.st_uid, st.st_gid) != (owner, owner)):
+        return False
+    return file_digests(path)["sha256"] == sha256
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the caller asks for, in the terms the manifest records."""
+
+    source: str                      # masked URL or absolute path
+    version: str | None
+    plugins: tuple | None = None     # None: every binary the source holds
+    checksum: Checksum | None = None
+
+
+def manifest_is_current(manifest: dict | None, request: Request, dest: str) -> bool:
+    """True when the manifest records this very request and every file it lists is intact:
+    then nothing needs to be fetched."""
+    if not manifest or manifest.get("source") != request.source or manifest.get("version") != request.version:
+        return False
+    if manifest.get("plugins") != (list(request.plugins) if request.plugins is not None else None):
+        return False
+    pinned = request.checksum
+    if pinned and pinned.hexdigest and manifest.get("tarball", {}).get(pinned.algorithm) != pinned.hexdigest:
+        return False
+    return all(installed_matches(dest, name, digest) for name, digest in manifest["files"].items())
+
+
+# --- plans -----------------------------------------------------------------------------------
+
+@dataclass
+class Plan:
+    dest: str
+    old_manifest: dict | None
+    new_manifest: dict | None
+    install: list = field(default_factory=list)
+    update: list = field(default_factory=list)
+    remove: list = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.install or self.update or self.remove) or self.old_manifest != self.new_manifest
+
+
+def _select_plugins(available: dict, plugins: tuple | None, what: str) -> dict:
+    if plugins is None:
+        return dict(available)
+    missing = sorted(set(plugins) - set(available))
+    if missing:
+        raise ConfigError("plugins", f"not in {what}, which holds {', '.join(sorted(available))}", missing)
+    return {name: available[name] for name in plugins}
+
+
+def plan_present(dest: str, old_manifest: dict | None, request: Request, source, force: bool = False) -> Plan:
+    """Compare the source's selected binaries with dest and the manifest."""
+    wanted = _select_plugins(source.files, request.plugins, source.what)
+    new_manifest = {
+        "format": MANIFEST_FORMAT,
+        "version": request.version,
+        "source": request.source,
+        "tarball": source.identity,
+        "plugins": list(request.plugins) if request.plugins is not None else None,
+        "files": dict(sorted(wanted.items())),
+    }
+    plan = Plan(dest, old_manifest, new_manifest)
+    for name, digest in sorted(wanted.items()):
+        if not os.path.lexists(os.path.join(dest, name)):
+            plan.install.append(name)
+        elif force or not installed_matches(dest, name, digest):
+            plan.update.append(name)
+    previous = old_manifest["files"] if old_manifest else {}
+    plan.remove = sorted(name for name in previous
+                         if name not in wanted and os.path.lexists(os.path.join(dest, name)))
+    return plan
+
+
+def plan_absent(dest: str, old_manifest: dict | None, plugins: tuple | None) -> Plan:
+    """Remove what the manifest says we installed (all of it, or the listed plugins); never a
+    file we did not install."""
+    if not old_manifest:
+        return Plan(dest, None, None)
+    names = set(old_manifest["files"]) if plugins is None else set(plugins) & set(old_manifest["files"])
+    remaining = {n: d for n, d in old_manifest["files"].items() if n not in names}
+    new_manifest = dict(old_manifest, files=remaining) if remaining else None
+    plan = Plan(dest, old_manifest, new_manifest)
+    plan.remove = sorted(n for n in names if os.path.lexists(os.path.join(dest, n)))
+    return plan
+
+
+# --- doing it --------------------------------------------------------------------------------
+
+def _stage_one(source, name: str, expected: str, stage: str, timeout: float) -> list:
+    """Write one binary into the staging directory, check its digest, and ask it VERSION."""
+    path = os.path.join(stage, name)
+    with source.open(name) as handle:
+        if copy_hashed(handle, path, name) != expected:
+            raise ReleaseError(f"{source.what}: {name} changed while it was being installed")
+    os.chmod(path, BINARY_MODE)
+    owner = _want_owner()
+    if owner is not None:
+        os.chown(path, owner, owner)
+    return probe_versions(path, timeout)
+
+
+@contextlib.contextmanager
+def _staging(dest: str):
+    """A staging directory inside dest, flocked while this install uses it: a process killed
+    mid-install (SIGKILL skips the clean-up) releases the lock, which marks its stage abandoned."""
+    stage = tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=dest)
+    fd = os.open(stage, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield stage
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+        os.close(fd)
+
+
+def _remove_abandoned_stages(dest: str) -> None:
+    """Remove the stages of killed installs; a stage still locked belongs to a running one."""
+    for name in os.listdir(dest):
+        path = os.path.join(dest, name)
+        if not name.startswith(STAGE_PREFIX) or os.path.islink(path) or not os.path.isdir(path):
+            continue
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            shutil.rmtree(path, ignore_errors=True)
+        except BlockingIOError:
+            pass  # a running install's stage
+        finally:
+            os.close(fd)
+
+
+def apply(plan: Plan, source, timeout: float) -> dict:
+    """Carry out ``plan``; return {name: supported CNI versions} of the binaries written.
+
+    Every binary is staged in a directory inside dest (same filesystem) and answers VERSION
+    before the first rename, so a bad release leaves dest as it was."""
+    dest = plan.dest
+    versions = {}
+    if os.path.isdir(dest):
+        _remove_abandoned_stages(dest)
+    if plan.install or plan.update:
+        ensure_dir(dest, BINARY_MODE)
+        with _staging(dest) as stage:
+            files = plan.new_manifest["files"]
+            for name in plan.install + plan.update:
+                versions[name] = _stage_one(source, name, files[name], stage, timeout)
+            for name in plan.install + plan.update:
+                os.replace(os.path.join(stage, name), os.path.join(dest, name))
+    for name in plan.remove:
+        remove_if_exists(os.path.join(dest, name))
+    if os.path.isdir(dest):
+        fsync_dir(dest)
+    if plan.new_manifest is None:
+        remove_written_file(manifest_path(dest))
+    elif plan.new_manifest != plan.old_manifest:
+        ensure_dir(dest, BINARY_MODE)
+        atomic_write(manifest_path(dest), (json.dumps(plan.new_manifest, indent=2) + "\n").encode(), 0o644)
+    return versions
+
+
+# --- the result ------------------------------------------------------------------------------
+
+def managed_plugins(dest: str, manifest: dict | None, versions: dict, timeout: float,
+                    skip: set = frozenset()) -> dict:
+    """Each managed plugin: path, sha256 and supported CNI versions (None for ``skip``: files
+    check mode has not written yet)."""
+    result = {}
+    for name, digest in sorted((manifest or {}).get("files", {}).items()):
+        path = os.path.join(dest, name)
+        if name in versions:
+            cni_versions = versions[name]
+        elif name not in skip and os.path.isfile(path):
+            cni_versions = probe_versions(path, timeout)
+        else:
+            cni_versions = None
+        result[name] = {"path": path, "sha256": digest, "cni_versions": cni_versions}
+    return result
+
+
+def _snapshot(manifest: dict | None) -> dict:
+    if not manifest:
+        return {}
+    return {"version": manifest.get("version"), "source": manifest.get("source"),
+            "files": sorted(manifest["files"])}
+
+
+def plan_result(plan: Plan, versions: dict, check_mode: bool, downloaded: bool, timeout: float) -> dict:
+    """The module's return values for ``plan``, carried out (``versions``) or, in check mode, not."""
+    manifest = plan.new_manifest
+    pending = set(plan.install + plan.update) if check_mode else set()
+    return {
+        "changed": plan.changed,
+        "dest": plan.dest,
+        "manifest": manifest_path(plan.dest),
+        "version": manifest.get("version") if manifest else None,
+        "source": manifest.get("source") if manifest else None,
+        "plugins": managed_plugins(plan.dest, manifest, versions, timeout, pending),
+        "installed": list(plan.install),
+        "updated": list(plan.update),
+        "removed": list(plan.remove),
+        "downloaded": downloaded,
+        "diff": {"before": _snapshot(plan.old_manifest), "after": _snapshot(manifest)},
+    }
