@@ -500,8 +500,9 @@ def _check_ipam(plugin: dict, plugin_type: str, ipam_type: str, ctx: Context) ->
     if plugin_type in PLUGINS:
         return _apply_ipam(plugin, ipam_type, rules, ctx)
     scratch = ValidationReport()
-    go_view = _apply_ipam(plugin, ipam_type, rules, Context(scratch, ctx.base, ctx.version, ctx.position, seen=ctx.seen,
-                                                             releases=ctx.releases, on_host=ctx.on_host))
+    scratch_ctx = Context(scratch, ctx.base, ctx.version, ctx.position, seen=ctx.seen, releases=ctx.releases,
+                          on_host=ctx.on_host)
+    go_view = _apply_ipam(plugin, ipam_type, rules, scratch_ctx)
     for finding in scratch.errors + scratch.warnings:
         ctx.report.warn(finding.path, f"{finding.message} (as {ipam_type} would read it; {plugin_type} may rewrite its "
                         "ipam section before delegating)", *(() if finding.value is _NO_VALUE else (finding.value,)))

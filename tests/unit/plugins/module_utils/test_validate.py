@@ -218,8 +218,8 @@ CASES = [
         {"address": "10.0.0.5/24"}, {"address": "10.0.1.5/24"}]}}, version="0.2.0"), "cniVersion"),
     ("static dns", net({"type": "bridge", "ipam": {"type": "static", "addresses": [{"address": "10.0.0.5/24"}],
                                                    "dns": {"nameservers": ["10.0.0.1"], "domain": "x", "options": ["ndots:2"]}}}), None),
-    ("static dns nameserver name", net({"type": "bridge", "ipam": {"type": "static", "addresses": [{"address": "10.0.0.5/24"}],
-                                                               "dns": {"nameservers": ["dns.example"]}}}), None),
+    ("static dns nameserver name", net({"type": "bridge", "ipam": {
+        "type": "static", "addresses": [{"address": "10.0.0.5/24"}], "dns": {"nameservers": ["dns.example"]}}}), None),
     # --- dhcp ---
     ("dhcp ok", net({"type": "macvlan", "master": "eth0", "ipam": {"type": "dhcp", "daemonSocketPath": "/run/cni/dhcp.sock",
                                                                    "request": [{"skipDefault": True, "option": "255"}],

@@ -138,8 +138,9 @@ def test_what_the_plugins_or_the_kernel_refuse(case, conf, path):
 WORKING = [
     ("static with ips capability", net({"type": "bridge", "capabilities": {"ips": True}, "ipam": {"type": "static"}})),
     ("route via the range's gateway", net({"type": "bridge", "ipam": dict(HL, routes=[{"dst": "0.0.0.0/0"}])})),
-    ("routes with ipRanges at runtime", net({"type": "bridge", "capabilities": {"ipRanges": True},
-                                              "ipam": {"type": "host-local", "routes": [{"dst": "0.0.0.0/0", "gw": "10.7.0.1"}]}})),
+    ("routes with ipRanges at runtime", net({
+        "type": "bridge", "capabilities": {"ipRanges": True},
+        "ipam": {"type": "host-local", "routes": [{"dst": "0.0.0.0/0", "gw": "10.7.0.1"}]}})),
     ("range of two beside the gateway", net({"type": "bridge", "ipam": dict(HL, rangeStart="10.9.0.1", rangeEnd="10.9.0.2")})),
     ("ipvlan chained after ptp", net({"type": "ptp", "ipam": HL}, {"type": "ipvlan", "master": "eth0"})),
     ("calico's usePodCidr", net({"type": "calico", "ipam": {"type": "host-local", "subnet": "usePodCidr"}})),
