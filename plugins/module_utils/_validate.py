@@ -439,8 +439,9 @@ def _check_plugins(conf: dict, version: str, releases: dict, on_host: bool, repo
                                on_host=on_host, subnets=subnets)
             go_view = dict(go_view, ipam=_check_ipam(go_view, plugin_type, ipam_type, ipam_ctx))
         if rules is not None:
-            _check_chaining(plugin, plugin_type, rules, ctx, interface_owner)
-            if rules.creates_interface and not (plugin_type == "ipvlan" and position > 0 and not ipam_type):
+            creates = _creates_interface(plugin_type, rules, position, ipam_type)
+            _check_chaining(plugin_type, rules, ctx, interface_owner if creates else None)
+            if creates:
                 interface_owner = interface_owner or (plugin_type, ctx.path())
             if not rules.chained:
                 previous_main = plugin_type
@@ -475,15 +476,22 @@ def _check_rules(instance: dict, rules, kind: str, name: str, ctx: Context) -> d
     return go_view
 
 
-def _check_chaining(plugin: dict, plugin_type: str, rules, ctx: Context, interface_owner) -> None:
+def _creates_interface(plugin_type: str, rules, position: int, ipam_type) -> bool:
+    """Whether the plugin creates CNI_IFNAME; ipvlan chained without IPAM (on a previous
+    plugin's interface as master) is the one use that shares it."""
+    return rules.creates_interface and not (plugin_type == "ipvlan" and position > 0 and not ipam_type)
+
+
+def _check_chaining(plugin_type: str, rules, ctx: Context, interface_owner) -> None:
+    """Rules of the plugin's place in the list; ``interface_owner``: (type, path) of an earlier
+    plugin that created the container interface this one would create again, or None."""
     if ctx.position == 0 and rules.chained:
         ctx.error(["type"], f"{plugin_type} is a chained plugin: it needs a previous plugin's result and cannot come first",
                   plugin_type)
     if rules.min_spec and version_or_none(ctx.version or "0.1.0") and not ctx.version_at_least(rules.min_spec):
         ctx.report.error("cniVersion", f"plugin {plugin_type} ({ctx.path()}) needs cniVersion {rules.min_spec} or newer",
                          ctx.version)
-    chained_ipvlan = plugin_type == "ipvlan" and ctx.position > 0 and not map_of(plugin.get("ipam")).get("type")
-    if rules.creates_interface and interface_owner and not chained_ipvlan:
+    if interface_owner:
         owner_type, owner_path = interface_owner
         ctx.error(["type"], f"creates the container interface, which {owner_type} ({owner_path}) already created: "
                   "the ADD fails with 'already exists'", plugin_type)

@@ -128,7 +128,7 @@ class _Addresses:
         return ipaddress.IPv6Address((0xFD000077 << 96) | (target << 80) | (int(address) & ((1 << 80) - 1)))
 
     def move(self, text: str) -> str:
-        address, _, prefix = text.partition("/")
+        address, _slash, prefix = text.partition("/")
         try:
             ip = ipaddress.ip_address(address)
         except ValueError:

@@ -89,8 +89,8 @@ def main() -> int:
         print(text)
         return 0
     doc = DOC.read_text()
-    head, _, rest = doc.partition(BEGIN)
-    _old, _, tail = rest.partition(END)
+    head, rest = doc.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
     DOC.write_text(head + text + tail)
     return 0
 
