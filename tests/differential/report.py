@@ -72,7 +72,10 @@ def _short(message: str) -> str:
     for marker in ("kernel module missing", "not run on this host", *harness.ENVIRONMENT_MARKERS):
         if marker in message:
             start = message.index(marker)
-            return message[start:start + 110].split(";")[0]
+            text = message[start:start + 110].split(";")[0]
+            if "failed to create bridge" in message:  # a VLAN-filtering bridge
+                text += " (the kernel lacks bridge VLAN filtering)"
+            return text
     return message[:110]
 
 
