@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import copy
 import errno
+import functools
 import grp
 import json
 import os
 import pwd
+import re
 import stat
+import subprocess
 
 from ._conflist import CONFLIST_EXTENSIONS, load_conf_dir, render_conflist
 from ._errors import CNIError, ConfigError
@@ -25,6 +28,8 @@ from ._fileio import atomic_write
 from ._identifiers import check_network_name
 from ._validate import ValidationReport, parse_conflist_text, validate_network_list
 
+# Debian's package of the reference plugins, and where it puts them.
+DISTRO_PACKAGE = ("containernetworking-plugins", "/usr/lib/cni")
 DEFAULT_PRIORITY = 10
 # The errors of a rename that cannot replace the file, as Ansible's unsafe_writes understands them.
 RENAME_BLOCKED_ERRNOS = (errno.EPERM, errno.EXDEV, errno.EACCES, errno.ETXTBSY, errno.EBUSY)
@@ -93,6 +98,38 @@ def installed_versions(cni_path: list, timeout: float):
     return lookup
 
 
+def installed_release(cni_path: list):
+    """``plugin type -> release`` of the binary found along ``cni_path`` (like "1.6.2"): the one
+    a cnikit manifest beside it records, or the version of the distribution package that owns
+    it; None when neither says (the validator then infers what it can from VERSION)."""
+    def lookup(plugin_type: str) -> str | None:
+        path = find_plugin(plugin_type, cni_path)
+        directory = os.path.dirname(path)
+        from ._manifest import read_manifest  # pylint: disable=import-outside-toplevel  # only needed here
+        try:
+            manifest = read_manifest(directory) or {}
+        except (CNIError, OSError):
+            manifest = {}
+        if plugin_type in manifest.get("files", {}) and isinstance(manifest.get("version"), str):
+            return manifest["version"]
+        if directory == DISTRO_PACKAGE[1]:
+            return _distro_release()
+        return None
+    return lookup
+
+
+@functools.lru_cache(maxsize=None)
+def _distro_release() -> str | None:
+    """The upstream version of Debian's plugin package ("1.1.1+ds1-3+b5" -> "1.1.1"), if installed."""
+    try:
+        done = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", DISTRO_PACKAGE[0]],
+                              capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = re.match(r"(?:\d+:)?(\d+\.\d+\.\d+)", done.stdout) if done.returncode == 0 else None
+    return match.group(1) if match else None
+
+
 def validate_on_host(conf: dict, path: str, conf_dir: str, report: ValidationReport,
                      cni_path: list | None = None, timeout: float = 60.0) -> ValidationReport:
     """Validate ``conf`` as the file ``path`` among the other networks of ``conf_dir``; with
@@ -108,7 +145,9 @@ def validate_on_host(conf: dict, path: str, conf_dir: str, report: ValidationRep
         else:
             report.warn("", f"{problem.path} cannot be loaded: {problem.reason}")
     probe = installed_versions(cni_path, timeout) if cni_path is not None else None
-    return validate_network_list(conf, installed_versions=probe, other_networks=others, source=path, report=report)
+    release = installed_release(cni_path) if cni_path is not None else None
+    return validate_network_list(conf, installed_versions=probe, installed_release=release, other_networks=others,
+                                 source=path, report=report)
 
 
 def same_content(existing: bytes | None, conf: dict) -> bool:

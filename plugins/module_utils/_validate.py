@@ -8,42 +8,41 @@
 
 1. the envelope, by the spec and libcni (name, versions, plugin objects, reserved keys,
    capabilities);
-2. each plugin object and IPAM section against the schema of its type (``_schemas``), then the
-   plugin's own cross-field rules in Python (CIDR arithmetic, chaining, backends);
+2. each plugin object and IPAM section against the rules of its type, kept one file per plugin
+   in ``_plugin_rules`` (its schema, its checks in Python, the releases that brought its keys),
+   then the rules between plugins (chaining, two plugins creating one interface);
 3. the network against the other networks of the host (same name, overlapping subnets, one
    bridge with different subnets).
 
 Every finding names a JSON path (``plugins[0].ipam.ranges[0][0].subnet``), says what is wrong
 and carries the offending value. Validation is pure: plugin binaries are consulted only through
-the ``installed_versions`` callable the caller passes in."""
+the ``installed_versions`` callable the caller passes in. A rule that only some plugin releases
+enforce is an error when the installed binary is known to be one of them, else a warning."""
 
 from __future__ import annotations
 
 import difflib
 import functools
-import ipaddress
 import json
 import re
 from dataclasses import dataclass, field
 
-from ._errors import ConfigError, PluginNotFoundError
-from ._identifiers import check_ifname, check_network_name
-from ._result import HIGHEST_VERSION, KNOWN_VERSIONS, select_version, version_key
-from ._schemas import (
-    FORMATS, IPAM_SCHEMAS, KEY_SINCE, KNOWN_CAPABILITIES, META_PLUGINS, MINIMUM_SPEC_VERSION,
-    PLUGIN_SCHEMAS, REMOVED_KEYS, RESERVED_KEYS, RESERVED_PREFIX, SPEC_1_1_RELEASE,
+from ._errors import CNIError, ConfigError
+from ._identifiers import check_network_name
+from ._plugin_rules import IPAM, PLUGINS
+from ._plugin_rules._common import (
+    FORMAT_CHECKS, Context, Releases, is_ip, json_path, list_of, map_of, parse_cidr, release_name, version_or_none,
 )
+from ._plugin_rules.host_local import subnets_of
+from ._result import HIGHEST_VERSION, KNOWN_VERSIONS, select_version, version_key
+from ._schemas import FORMATS, KNOWN_CAPABILITIES, RESERVED_KEYS, RESERVED_PREFIX
+
+__all__ = ("FORMAT_CHECKS", "Finding", "ValidationReport", "coerce_scalars", "json_path", "parse_cidr",
+           "parse_conflist_text", "validate_network_list", "validate_text")
 
 ENVELOPE_KEYS = ("cniVersion", "cniVersions", "name", "disableCheck", "disableGC", "loadOnlyInlinedPlugins", "plugins")
 FLAG_KEYS = ("disableCheck", "disableGC", "loadOnlyInlinedPlugins")
-VETH_PLUGINS = ("bridge", "ptp")
-DHCP_OPTION_NAMES = ("dhcp-client-identifier", "subnet-mask", "routers", "host-name", "user-class",
-                     "vendor-class-identifier")
 _NO_VALUE = object()
-_PLAIN_KEY = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
-_MAC = re.compile(
-    r"\A(?:[0-9A-Fa-f]{2}(?P<sep>[:-])(?:[0-9A-Fa-f]{2}(?P=sep)){4,18}[0-9A-Fa-f]{2}"
-    r"|[0-9A-Fa-f]{4}(?:\.[0-9A-Fa-f]{4}){2,9})\Z")
 
 
 @dataclass
@@ -85,19 +84,6 @@ class ValidationReport:
 
     def summary(self) -> str:
         return "; ".join(str(f) for f in self.errors)
-
-
-def json_path(parts) -> str:
-    """``["plugins", 0, "sysctl", "net.core.x"]`` -> ``plugins[0].sysctl["net.core.x"]``."""
-    text = ""
-    for part in parts:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        elif _PLAIN_KEY.match(part):
-            text += f".{part}" if text else part
-        else:
-            text += f"[{json.dumps(part)}]"
-    return text
 
 
 # --- parsing text -------------------------------------------------------------------------------
@@ -148,53 +134,6 @@ def _report_duplicates(node, parts, duplicates, report) -> None:
             _report_duplicates(value, parts + [index], duplicates, report)
 
 
-# --- formats, with Go's parsing rules -------------------------------------------------------------
-
-def _is_ip(value: str) -> bool:
-    # Python's ipaddress rejects leading-zero octets like Go >= 1.17; Go has no IPv6 zones here.
-    if not isinstance(value, str) or "%" in value:
-        return False
-    try:
-        ipaddress.ip_address(value)
-    except ValueError:
-        return False
-    return True
-
-
-def parse_cidr(value: str):
-    """``ipaddress.ip_interface`` for a Go-parsable CIDR, else None."""
-    if not isinstance(value, str) or value.count("/") != 1:
-        return None
-    address, prefix = value.split("/")
-    if not _is_ip(address) or not prefix.isdigit() or (len(prefix) > 1 and prefix[0] == "0"):
-        return None
-    try:
-        return ipaddress.ip_interface(value)
-    except ValueError:
-        return None
-
-
-def _is_ifname(value: str) -> bool:
-    try:
-        check_ifname(value)
-    except ConfigError:
-        return False
-    return True
-
-
-def _is_dhcp_option(value: str) -> bool:
-    return value in DHCP_OPTION_NAMES or (value.isdigit() and int(value) <= 255)
-
-
-FORMAT_CHECKS = {
-    "cidr": lambda v: parse_cidr(v) is not None,
-    "ip": _is_ip,
-    "mac": lambda v: bool(_MAC.match(v)) and len(re.sub(r"[:.\-]", "", v)) in (12, 16, 40),
-    "ifname": _is_ifname,
-    "dhcp-option": _is_dhcp_option,
-}
-
-
 # --- compiled schemas (jsonschema imported lazily, compiled once per process) -------------------
 
 _LOWER_KEYS: dict = {}
@@ -220,8 +159,8 @@ def _validator_class() -> tuple:
 def _compiled(kind: str, name: str):
     """The validator of a plugin or IPAM type's schema, built once per process."""
     cls, checker = _validator_class()
-    schema = PLUGIN_SCHEMAS[name] if kind == "plugin" else IPAM_SCHEMAS[name]
-    return cls(schema, format_checker=checker)
+    rules = PLUGINS[name] if kind == "plugin" else IPAM[name]
+    return cls(rules.schema, format_checker=checker)
 
 
 # --- jsonschema errors -> findings -----------------------------------------------------------------
@@ -278,22 +217,24 @@ def _describe(error) -> tuple:
     return None, error.message
 
 
-def _schema_findings(validator, instance: dict, base: list, report: ValidationReport) -> None:
+def _schema_findings(validator, instance: dict, base: list, report: ValidationReport) -> list:
+    """[(path parts, message, (value,) or ())] of the schema's findings on ``instance``."""
     schema = validator.schema
     already = {f.path for f in report.errors}  # the envelope layer has spoken about these
+    findings = []
     for error in validator.iter_errors(instance):
         extra, message = _describe(error)
         if error.validator != "type":
             message = _custom_message(schema, error.absolute_schema_path) or message
         parts = base + list(error.absolute_path)
-        value = error.instance
+        value = (error.instance,)
         if extra is not None:
             parts.append(extra)
-        if extra is not None or isinstance(value, dict):
-            value = _NO_VALUE  # the path names the object; repeating all of it helps nobody
-        path = json_path(parts)
-        if path not in already:
-            report.error(path, message, value)
+        if extra is not None or isinstance(error.instance, dict):
+            value = ()  # the path names the object; repeating all of it helps nobody
+        if json_path(parts) not in already:
+            findings.append((parts, message, value))
+    return findings
 
 
 # --- key linting: Go's case-insensitive matching and silently ignored keys ------------------------
@@ -390,7 +331,7 @@ def _check_envelope(conf: dict, report: ValidationReport) -> None:
             report.error("cniVersions", "must be a non-empty list of version strings", versions)
         else:
             for index, item in enumerate(versions):
-                if isinstance(item, str) and item not in KNOWN_VERSIONS and _version_or_none(item) and \
+                if isinstance(item, str) and item not in KNOWN_VERSIONS and version_or_none(item) and \
                         version_key(item) > version_key(HIGHEST_VERSION):
                     report.warn(f"cniVersions[{index}]", f"is newer than {HIGHEST_VERSION}; runtimes skip it", item)
                 else:
@@ -420,13 +361,6 @@ def _check_envelope(conf: dict, report: ValidationReport) -> None:
         return
     for index, plugin in enumerate(plugins):
         _check_plugin_envelope(plugin, index, conf, report)
-
-
-def _version_or_none(value: str):
-    try:
-        return version_key(value)
-    except ConfigError:
-        return None
 
 
 def _check_plugin_envelope(plugin, index: int, conf: dict, report: ValidationReport) -> None:
@@ -471,357 +405,172 @@ def _check_plugin_envelope(plugin, index: int, conf: dict, report: ValidationRep
 
 # --- layer 2: per plugin -----------------------------------------------------------------------------
 
+def _is_plugin_name(value) -> bool:
+    return isinstance(value, str) and bool(value) and "/" not in value and "\\" not in value and value not in (".", "..")
+
+
 def _plugin_types(conf: dict) -> list:
-    """[(index, plugin, type, ipam type or None)] for the well-formed plugin objects."""
+    """[(index, plugin, type, ipam type or None)] for the plugin objects whose type names a binary;
+    an IPAM type that cannot name one is None (the envelope check reported it)."""
     result = []
-    for index, plugin in enumerate(_list_of(conf.get("plugins"))):
-        if isinstance(plugin, dict) and isinstance(plugin.get("type"), str) and plugin["type"]:
-            ipam = plugin.get("ipam")
-            ipam_type = ipam.get("type") if isinstance(ipam, dict) and isinstance(ipam.get("type"), str) and ipam.get("type") else None
-            result.append((index, plugin, plugin["type"], ipam_type))
+    for index, plugin in enumerate(list_of(conf.get("plugins"))):
+        if isinstance(plugin, dict) and _is_plugin_name(plugin.get("type")):
+            ipam_type = map_of(plugin.get("ipam")).get("type")
+            result.append((index, plugin, plugin["type"], ipam_type if _is_plugin_name(ipam_type) else None))
     return result
 
 
-def _check_plugins(conf: dict, version: str, report: ValidationReport) -> list:
-    """Schema and semantic checks of every plugin and IPAM section; returns the host-local
-    subnets for the cross-network checks."""
+def _check_plugins(conf: dict, version: str, releases: dict, on_host: bool, report: ValidationReport) -> list:
+    """Schema and checks of every plugin and IPAM section; returns the host-local subnets for the
+    cross-network checks."""
     seen = []
     subnets = []
+    previous_main = None
+    interface_owner = None
     for position, (index, plugin, plugin_type, ipam_type) in enumerate(_plugin_types(conf)):
-        base = ["plugins", index]
-        schema = PLUGIN_SCHEMAS.get(plugin_type)
-        if schema is None:
-            report.warn(json_path(base + ["type"]),
-                        "is not a reference plugin: only the envelope rules were checked", plugin_type)
-            go_view = plugin
-        else:
-            go_view = _lint_keys(plugin, schema, base, f"{plugin_type} plugin", report, skip=RESERVED_KEYS)
-            _schema_findings(_compiled("plugin", plugin_type), go_view, base, report)
+        ctx = Context(report, ["plugins", index], version, position, seen=list(seen), previous_main=previous_main,
+                      releases=releases.get(plugin_type), on_host=on_host, subnets=subnets)
+        rules = PLUGINS.get(plugin_type)
+        go_view = _check_rules(plugin, rules, "plugin", plugin_type, ctx) if rules else plugin
+        if rules is None:
+            report.warn(ctx.path("type"), "is not a reference plugin: only the envelope rules were checked", plugin_type)
         if ipam_type:
-            go_view = dict(go_view, ipam=_check_ipam(go_view["ipam"], ipam_type, base + ["ipam"], report))
-            subnets.extend(_check_ipam_semantics(go_view, ipam_type, base, version, report))
-        if position == 0 and plugin_type in META_PLUGINS:
-            report.error(json_path(base + ["type"]),
-                         f"{plugin_type} is a chained plugin: it needs a previous plugin's result and cannot come first",
-                         plugin_type)
-        minimum = MINIMUM_SPEC_VERSION.get(plugin_type)
-        if minimum and _version_or_none(version or "0.1.0") and version_key(version) < version_key(minimum):
-            report.error("cniVersion", f"plugin {plugin_type} ({json_path(base)}) needs cniVersion {minimum} or newer",
-                         version)
-        for (owner, key), removed in REMOVED_KEYS.items():
-            if owner == plugin_type and key in go_view:
-                report.warn(json_path(base + [key]),
-                            f"only plugin releases before v{removed} read this key; newer ones ignore it")
-        check = _SEMANTIC_CHECKS.get(plugin_type)
-        if check:
-            check(go_view, base, position, seen, report)
+            ipam_ctx = Context(report, ctx.base, version, position, seen=ctx.seen, releases=releases.get(ipam_type),
+                               on_host=on_host, subnets=subnets)
+            go_view = dict(go_view, ipam=_check_ipam(go_view, plugin_type, ipam_type, ipam_ctx))
+        if rules is not None:
+            creates = _creates_interface(plugin_type, rules, position, ipam_type)
+            _check_chaining(plugin_type, rules, ctx, interface_owner if creates else None)
+            if creates:
+                interface_owner = interface_owner or (plugin_type, ctx.path())
+            if not rules.chained:
+                previous_main = plugin_type
+            if rules.check:
+                rules.check(go_view, ctx)
+        else:
+            previous_main = None
         seen.append((plugin_type, go_view))
     return subnets
 
 
-def _check_ipam_semantics(plugin: dict, ipam_type: str, base: list, version: str, report: ValidationReport) -> list:
-    if ipam_type == "host-local":
-        return _check_host_local(plugin, base, version, report)
-    if ipam_type == "static":
-        _check_static(plugin, base, version, report)
-    elif ipam_type == "dhcp":
-        report.warn(json_path(base + ["ipam", "type"]),
-                    "the dhcp IPAM plugin needs its daemon running on the host ('dhcp daemon', unit cni-dhcp.socket)")
-    return []
-
-
-def _check_ipam(ipam: dict, ipam_type: str, base: list, report: ValidationReport) -> dict:
-    schema = IPAM_SCHEMAS.get(ipam_type)
-    if schema is None:
-        report.warn(json_path(base + ["type"]), "is not a reference IPAM plugin: its keys were not checked", ipam_type)
-        return ipam
-    go_view = _lint_keys(ipam, schema, base, f"{ipam_type} IPAM plugin", report)
-    _schema_findings(_compiled("ipam", ipam_type), go_view, base, report)
+def _check_rules(instance: dict, rules, kind: str, name: str, ctx: Context) -> dict:
+    """Lint the keys, apply the schema and report keys the installed release does not read;
+    return the object as Go reads it."""
+    what = f"{name} {'plugin' if kind == 'plugin' else 'IPAM plugin'}"
+    base = ctx.base + ([] if kind == "plugin" else ["ipam"])
+    go_view = _lint_keys(instance, rules.schema, base, what, ctx.report, skip=RESERVED_KEYS if kind == "plugin" else ())
+    for parts, message, value in _schema_findings(_compiled(kind, name), go_view, base, ctx.report):
+        since = rules.since.get(parts[len(base)]) if len(parts) > len(base) else None
+        if since:
+            ctx.since(since, parts[len(ctx.base):], message, *value)
+        else:
+            ctx.report.error(json_path(parts), message, *value)
+    for key in go_view:
+        where = base[len(ctx.base):] + [key]
+        if key in rules.removed:
+            ctx.warn(where, f"only plugin releases before v{rules.removed[key]} read this key; newer ones ignore it")
+        elif key in rules.since and ctx.releases is not None and not ctx.releases.at_least(rules.since[key]):
+            certainly = ctx.releases.before(rules.since[key])
+            ctx.warn(where, f"the installed {name} plugin is {ctx.releases.label}, and releases before "
+                     f"{release_name(rules.since[key])} ignore this key" + ("" if certainly else " (it may be one of them)"))
     return go_view
 
 
-def _list_of(value) -> list:
-    """``value`` if it is a list, else empty: a wrong type is the schema's finding, and the
-    semantic checks after it must not crash on it."""
-    return value if isinstance(value, list) else []
+def _creates_interface(plugin_type: str, rules, position: int, ipam_type) -> bool:
+    """Whether the plugin creates CNI_IFNAME; ipvlan chained without IPAM (on a previous
+    plugin's interface as master) is the one use that shares it."""
+    return rules.creates_interface and not (plugin_type == "ipvlan" and position > 0 and not ipam_type)
 
 
-def _map_of(value) -> dict:
-    """``value`` if it is an object, else empty (see _list_of)."""
-    return value if isinstance(value, dict) else {}
+def _check_chaining(plugin_type: str, rules, ctx: Context, interface_owner) -> None:
+    """Rules of the plugin's place in the list; ``interface_owner``: (type, path) of an earlier
+    plugin that created the container interface this one would create again, or None."""
+    if ctx.position == 0 and rules.chained:
+        ctx.error(["type"], f"{plugin_type} is a chained plugin: it needs a previous plugin's result and cannot come first",
+                  plugin_type)
+    if rules.min_spec and version_or_none(ctx.version or "0.1.0") and not ctx.version_at_least(rules.min_spec):
+        ctx.report.error("cniVersion", f"plugin {plugin_type} ({ctx.path()}) needs cniVersion {rules.min_spec} or newer",
+                         ctx.version)
+    if interface_owner:
+        owner_type, owner_path = interface_owner
+        ctx.error(["type"], f"creates the container interface, which {owner_type} ({owner_path}) already created: "
+                  "the ADD fails with 'already exists'", plugin_type)
 
 
-def _ipam_of(plugin: dict):
-    ipam = plugin.get("ipam")
-    return ipam if isinstance(ipam, dict) else {}
+def _check_ipam(plugin: dict, plugin_type: str, ipam_type: str, ctx: Context) -> dict:
+    """The IPAM section; under a third-party plugin, which may rewrite the section before it
+    delegates (Calico's usePodCidr), the findings are warnings."""
+    ipam = plugin["ipam"]
+    rules = IPAM.get(ipam_type)
+    if rules is None:
+        ctx.warn(["ipam", "type"], "is not a reference IPAM plugin: its keys were not checked", ipam_type)
+        return ipam
+    if plugin_type in PLUGINS:
+        return _apply_ipam(plugin, ipam_type, rules, ctx)
+    scratch = ValidationReport()
+    scratch_ctx = Context(scratch, ctx.base, ctx.version, ctx.position, seen=ctx.seen, releases=ctx.releases,
+                          on_host=ctx.on_host)
+    go_view = _apply_ipam(plugin, ipam_type, rules, scratch_ctx)
+    for finding in scratch.errors + scratch.warnings:
+        ctx.report.warn(finding.path, f"{finding.message} (as {ipam_type} would read it; {plugin_type} may rewrite its "
+                        "ipam section before delegating)", *(() if finding.value is _NO_VALUE else (finding.value,)))
+    return go_view
 
 
-def _check_bridge(plugin, base, _position, _seen, report) -> None:
-    for index, trunk in enumerate(_list_of(plugin.get("vlanTrunk"))):
-        if isinstance(trunk, dict) and _is_int(trunk.get("minID")) and _is_int(trunk.get("maxID")) \
-                and trunk["minID"] > trunk["maxID"]:
-            report.error(json_path(base + ["vlanTrunk", index]), "minID is greater than maxID", trunk)
-    if plugin.get("ipMasq") is True and not _ipam_of(plugin).get("type"):
-        report.warn(json_path(base + ["ipMasq"]), "has no effect without an IPAM section with a type")
+def _apply_ipam(plugin: dict, ipam_type: str, rules, ctx: Context) -> dict:
+    go_view = _check_rules(plugin["ipam"], rules, "ipam", ipam_type, ctx)
+    if rules.check:
+        rules.check(dict(plugin, ipam=go_view), ctx)
+    return go_view
 
 
-def _check_main_needing_ipam_unless_chained(plugin, base, position, _seen, report) -> None:
-    if position == 0 and not _ipam_of(plugin).get("type"):
-        report.error(json_path(base + ["ipam"]),
-                     "ipvlan needs an IPAM section with a type unless it is chained after a plugin that returns IPs")
-    _warn_default_master(plugin, base, report)
-
-
-def _warn_default_master(plugin, base, report) -> None:
-    if "master" not in plugin:
-        report.warn(json_path(base + ["master"]),
-                    "is not set: the plugin uses the interface of the default route, and fails on hosts without one")
-
-
-def _check_macvlan(plugin, base, _position, _seen, report) -> None:
-    _warn_default_master(plugin, base, report)
-
-
-def _check_vlan(plugin, base, _position, _seen, report) -> None:
-    if "vlanId" not in plugin:
-        report.warn(json_path(base + ["vlanId"]), "is not set: the plugin then creates VLAN 0")
-
-
-def _check_host_device(plugin, base, _position, _seen, report) -> None:
-    selectors = [k for k in ("device", "hwaddr", "kernelpath", "pciBusID") if k in plugin]
-    if len(selectors) > 1:
-        report.warn(json_path(base), f"several device selectors ({', '.join(selectors)}): only "
-                    f"{selectors[0]} is used (precedence device > hwaddr > kernelpath > pciBusID)")
-
-
-def _check_tuning(plugin, base, _position, _seen, report) -> None:
-    sysctl = plugin.get("sysctl")
-    if not isinstance(sysctl, dict):
-        return
-    for key in sysctl:
-        if not isinstance(key, str) or not re.match(r"\Anet[./]", key) or ".." in key:
-            report.error(json_path(base + ["sysctl", key]), "invalid net sysctl key: it must start with 'net.' or 'net/'", key)
-
-
-def _conditions_style(conditions) -> str | None:
-    if isinstance(conditions, list) and conditions and isinstance(conditions[0], str) and conditions[0]:
-        return "iptables" if conditions[0][0] in "-!" else "nftables"
-    return None
-
-
-def _check_portmap(plugin, base, _position, _seen, report) -> None:
-    if _map_of(plugin.get("capabilities")).get("portMappings") is not True:
-        report.warn(json_path(base + ["capabilities"]),
-                    "has no portMappings: true, so the runtime never passes port mappings and portmap does nothing")
-    backend = plugin.get("backend")
-    for key in ("conditionsV4", "conditionsV6"):
-        style = _conditions_style(plugin.get(key))
-        if style == "nftables" and backend != "nftables":
-            report.error(json_path(base + [key]),
-                         "holds nftables-style conditions, which need backend: nftables", plugin[key])
-        elif style == "iptables" and backend == "nftables":
-            report.error(json_path(base + [key]),
-                         "holds iptables-style conditions, which the nftables backend cannot use", plugin[key])
-    if backend == "nftables" and "externalSetMarkChain" in plugin:
-        report.error(json_path(base + ["externalSetMarkChain"]), "is iptables-only and cannot be used with backend: nftables",
-                     plugin["externalSetMarkChain"])
-
-
-def _check_bandwidth(plugin, base, _position, seen, report) -> None:
-    previous = next((t for t, _p in reversed(seen) if t not in META_PLUGINS), None)
-    if previous in PLUGIN_SCHEMAS and previous not in VETH_PLUGINS:
-        report.warn(json_path(base + ["type"]),
-                    f"bandwidth shapes veth pairs only; after {previous} it fails with 'no veth peer'", "bandwidth")
-
-
-def _check_firewall(plugin, base, _position, seen, report) -> None:
-    if plugin.get("ingressPolicy") in ("same-bridge", "isolated") and not any(t == "bridge" for t, _p in seen):
-        report.error(json_path(base + ["ingressPolicy"]),
-                     "same-bridge and isolated need the firewall plugin chained after bridge", plugin["ingressPolicy"])
-
-
-def _check_sbr(plugin, base, _position, _seen, report) -> None:
-    gateways = plugin.get("gateways")
-    if isinstance(gateways, list):
-        families = [ipaddress.ip_address(g).version for g in gateways if _is_ip(g)]
-        if len(families) != len(set(families)):
-            report.error(json_path(base + ["gateways"]), "holds two gateways of one IP family; give one IPv4 and one IPv6 at most",
-                         gateways)
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-_SEMANTIC_CHECKS = {
-    "bridge": _check_bridge, "ipvlan": _check_main_needing_ipam_unless_chained, "macvlan": _check_macvlan,
-    "vlan": _check_vlan, "host-device": _check_host_device, "tuning": _check_tuning,
-    "portmap": _check_portmap, "bandwidth": _check_bandwidth, "firewall": _check_firewall, "sbr": _check_sbr,
-}
-
-
-# --- IPAM semantics ------------------------------------------------------------------------------
-
-@dataclass
-class Subnet:
-    """A host-local range's subnet, kept for the cross-network checks."""
-
-    network: object
-    path: str
-
-
-def _range_sets(ipam: dict, base: list) -> list:
-    """[(path parts, [range dicts with their path parts])]: legacy subnet first, as host-local."""
-    sets = []
-    if "subnet" in ipam:
-        legacy = {k: ipam[k] for k in ("subnet", "rangeStart", "rangeEnd", "gateway") if k in ipam}
-        sets.append([(base, legacy)])
-    for set_index, range_set in enumerate(_list_of(ipam.get("ranges"))):
-        if isinstance(range_set, list):
-            sets.append([(base + ["ranges", set_index, i], r) for i, r in enumerate(range_set) if isinstance(r, dict)])
-    return sets
-
-
-def _check_range(parts: list, item: dict, report: ValidationReport):
-    """Check one range; return its network, or None if its subnet is unusable."""
-    iface = parse_cidr(item.get("subnet"))
-    if iface is None:
-        return None  # the schema already reported it
-    network = iface.network
-    subnet_path = json_path(parts + ["subnet"])
-    if iface.ip != network.network_address:
-        report.error(subnet_path, f"has host bits set; the network address is {network.network_address}/{network.prefixlen}",
-                     item["subnet"])
-        return None
-    if network.max_prefixlen - network.prefixlen < 2:
-        report.error(subnet_path, f"is too small to allocate from (at most /{network.max_prefixlen - 2})", item["subnet"])
-        return None
-    bounds = {}
-    for key in ("rangeStart", "rangeEnd", "gateway"):
-        text = item.get(key)
-        if not _is_ip(text):
-            continue
-        address = ipaddress.ip_address(text)
-        path = json_path(parts + [key])
-        if address.version != network.version:
-            report.error(path, f"is not of the same IP family as subnet {network}", text)
-        elif address not in network:
-            if key == "gateway" and network.version == 6:
-                report.warn(path, f"is outside subnet {network}", text)
-            else:
-                report.error(path, f"is outside subnet {network}", text)
-        else:
-            bounds[key] = address
-    if "rangeStart" in bounds and "rangeEnd" in bounds and bounds["rangeStart"] > bounds["rangeEnd"]:
-        report.error(json_path(parts + ["rangeStart"]), f"is after rangeEnd {bounds['rangeEnd']}", item["rangeStart"])
-    return network
-
-
-def _check_host_local(plugin: dict, base: list, version: str, report: ValidationReport) -> list:
-    """host-local's range rules; returns the subnets for the cross-network checks."""
-    ipam = _ipam_of(plugin)
-    ipam_base = base + ["ipam"]
-    sets = _range_sets(ipam, ipam_base)
-    if not sets and _map_of(plugin.get("capabilities")).get("ipRanges") is not True:
-        report.error(json_path(ipam_base + ["ranges"]), "is required: no IP ranges specified (give ranges or subnet)")
-        return []
-    subnets = []
-    set_networks = []
-    for range_set in sets:
-        networks = []
-        for parts, item in range_set:
-            network = _check_range(parts, item, report)
-            if network is None:
-                continue
-            path = json_path(parts + ["subnet"])
-            for other, other_path in networks:
-                if other.version != network.version:
-                    report.error(path, f"mixes address families in one range set (with {other_path})", item["subnet"])
-                elif network.overlaps(other):
-                    report.error(path, f"overlaps {other} ({other_path}) in the same range set", item["subnet"])
-            networks.append((network, path))
-            subnets.append(Subnet(network, path))
-        for earlier_index, earlier in enumerate(set_networks):
-            if any(mine.overlaps(theirs) for mine, _path in networks for theirs, _other in earlier
-                   if mine.version == theirs.version):
-                report.error(networks[0][1], f"range set overlaps range set {earlier_index}", str(networks[0][0]))
-        if networks:
-            set_networks.append(networks)
-    if version and _version_or_none(version) and version_key(version) < version_key("0.3.0"):
-        families = [nets[0][0].version for nets in set_networks]
-        if len(families) != len(set(families)):
-            report.error("cniVersion", f"{version} does not support more than 1 address per family; use 0.3.0 or newer", version)
-    return subnets
-
-
-def _check_static(plugin: dict, base: list, version: str, report: ValidationReport) -> None:
-    addresses = _ipam_of(plugin).get("addresses")
-    if not isinstance(addresses, list):
-        return
-    families = []
-    for index, entry in enumerate(addresses):
-        if not isinstance(entry, dict):
-            continue
-        iface = parse_cidr(entry.get("address"))
-        if iface is None:
-            continue
-        families.append(iface.version)
-        gateway = entry.get("gateway")
-        if _is_ip(gateway) and ipaddress.ip_address(gateway) not in iface.network:
-            report.warn(json_path(base + ["ipam", "addresses", index, "gateway"]),
-                        f"is outside the address's subnet {iface.network}", gateway)
-    if version and _version_or_none(version) and version_key(version) < version_key("0.3.0") \
-            and len(families) != len(set(families)):
-        report.error("cniVersion", f"{version} does not support more than 1 address per family; use 0.3.0 or newer", version)
+def _check_dns(conf: dict, report: ValidationReport) -> None:
+    for index, plugin, _type, _ipam in _plugin_types(conf):
+        for where in (["dns"], ["ipam", "dns"]):
+            holder = map_of(plugin.get("ipam")) if len(where) == 2 else plugin
+            for position, server in enumerate(list_of(map_of(holder.get("dns")).get("nameservers"))):
+                if isinstance(server, str) and not is_ip(server):
+                    report.warn(json_path(["plugins", index] + where + ["nameservers", position]),
+                                "is not an IP address; the plugin passes it on, but resolv.conf needs addresses", server)
 
 
 # --- versions against the installed binaries -----------------------------------------------------
 
-def _check_installed(conf: dict, installed_versions, report: ValidationReport) -> str:
-    """Resolve every plugin and IPAM type; return the version the list would run at."""
+def _check_installed(conf: dict, installed_versions, installed_release, report: ValidationReport) -> tuple:
+    """Resolve every plugin and IPAM type; return the version the list would run at and the
+    releases each installed binary may be."""
     supported = []
     owners = []
+    releases = {}
     for index, _plugin, plugin_type, ipam_type in _plugin_types(conf):
         for path, name in ((f"plugins[{index}].type", plugin_type), (f"plugins[{index}].ipam.type", ipam_type)):
             if not name:
                 continue
             try:
                 versions = list(installed_versions(name))
-            except PluginNotFoundError as exc:
+                release = installed_release(name) if installed_release else None
+            except (CNIError, OSError, ValueError) as exc:
                 report.error(path, str(exc), name)
                 continue
             supported.append(versions)
             owners.append((path, name, versions))
-            for key, since in KEY_SINCE.items():
-                if key[0] == name and _has_key(conf, index, key[1], name == ipam_type) and \
-                        "1.1.0" not in versions and version_key(since.replace("unreleased", "99.0.0")) >= version_key(SPEC_1_1_RELEASE):
-                    where = ["plugins", index] + (["ipam"] if name == ipam_type else []) + [key[1]]
-                    report.warn(json_path(where), f"the installed {name} plugin predates v{SPEC_1_1_RELEASE} (it does not "
-                                f"support CNI 1.1.0) and ignores this key, which arrived in {_release(since)}")
+            releases[name] = (Releases.exactly(release) if isinstance(release, str) else None) \
+                or Releases.from_spec_versions(versions)
     version = _list_version(conf, supported)
-    if version and _version_or_none(version) is not None:
+    if version and version_or_none(version) is not None:
         for path, name, versions in owners:
             if (version or "0.1.0") not in versions:
                 report.error("cniVersion", f"the installed {name} plugin ({path}) does not support it; it supports "
                              + ", ".join(versions), version)
-    return version
-
-
-def _release(since: str) -> str:
-    return "an unreleased version" if since == "unreleased" else f"v{since}"
-
-
-def _has_key(conf: dict, index: int, key: str, in_ipam: bool) -> bool:
-    plugin = conf["plugins"][index]
-    return key in (_ipam_of(plugin) if in_ipam else plugin)
+    return version, releases
 
 
 def _list_version(conf: dict, plugin_versions=None) -> str:
     version = conf.get("cniVersion", "")
     versions = conf.get("cniVersions")
-    if not isinstance(version, str) or _version_or_none(version or "0.1.0") is None:
+    if not isinstance(version, str) or version_or_none(version or "0.1.0") is None:
         return ""
-    if not isinstance(versions, list) or not all(isinstance(v, str) and _version_or_none(v) for v in versions):
+    if not isinstance(versions, list) or not all(isinstance(v, str) and version_or_none(v) for v in versions):
         versions = None
     return select_version(version, versions, plugin_versions)
 
@@ -835,24 +584,11 @@ def _libcni_order(source: str) -> tuple:
 def _bridge_subnets(conf: dict) -> dict:
     """{bridge name: frozenset of host-local subnets} of a network's bridge plugins."""
     result = {}
-    for plugin in conf.get("plugins") or []:
+    for plugin in list_of(conf.get("plugins")):
         if isinstance(plugin, dict) and plugin.get("type") == "bridge":
             bridge = plugin.get("bridge") or "cni0"
-            result[bridge] = frozenset(str(s.network) for s in _subnets_of(plugin))
+            result[bridge] = frozenset(str(s.network) for s in subnets_of(plugin))
     return result
-
-
-def _subnets_of(plugin: dict) -> list:
-    ipam = _ipam_of(plugin)
-    if ipam.get("type") != "host-local":
-        return []
-    subnets = []
-    for range_set in _range_sets(ipam, []):
-        for parts, item in range_set:
-            iface = parse_cidr(item.get("subnet"))
-            if iface is not None:
-                subnets.append(Subnet(iface.network, json_path(parts + ["subnet"])))
-    return subnets
 
 
 def _check_host(conf: dict, own_subnets: list, source, other_networks, report: ValidationReport) -> None:
@@ -872,7 +608,7 @@ def _check_host(conf: dict, own_subnets: list, source, other_networks, report: V
             else:
                 report.warn("name", f"is also defined in {other_source}", name)
             continue
-        other_subnets = [s for p in other.plugins if isinstance(p, dict) for s in _subnets_of(p)]
+        other_subnets = [s for p in other.plugins if isinstance(p, dict) for s in subnets_of(p)]
         for mine in own_subnets:
             for theirs in other_subnets:
                 if mine.network.version == theirs.network.version and mine.network.overlaps(theirs.network):
@@ -888,25 +624,31 @@ def _check_host(conf: dict, own_subnets: list, source, other_networks, report: V
 
 # --- entry point ---------------------------------------------------------------------------------
 
-def validate_network_list(conf, *, installed_versions=None, other_networks=(), source: str | None = None,
-                          report: ValidationReport | None = None) -> ValidationReport:
+def validate_network_list(conf, *, installed_versions=None, installed_release=None, other_networks=(),
+                          source: str | None = None, report: ValidationReport | None = None) -> ValidationReport:
     """Validate one network configuration list (a dict as parsed from JSON).
 
     ``installed_versions``: ``plugin_type -> supported versions``, raising PluginNotFoundError,
-    or None to skip the checks against installed binaries. ``other_networks``: the host's other
-    networks (objects with ``name``, ``source``, ``plugins``, as ``_conflist.load_conf_dir``
-    returns them); ``source`` is the file this list is (or will be) read from. ``report`` lets
-    a caller add to findings it already has (e.g. from ``parse_conflist_text``)."""
+    or None to skip the checks against installed binaries; given, the checks also consult the
+    host's /proc (they run where the plugins will). ``installed_release``: ``plugin_type ->
+    release`` recorded for the binary (e.g. "1.6.2"), or None when unknown; without it a
+    binary's release is inferred from the CNI versions it supports. ``other_networks``: the
+    host's other networks (objects with ``name``, ``source``, ``plugins``, as
+    ``_conflist.load_conf_dir`` returns them); ``source`` is the file this list is (or will
+    be) read from. ``report`` lets a caller add to findings it already has (e.g. from
+    ``parse_conflist_text``)."""
     report = report if report is not None else ValidationReport()
     if not isinstance(conf, dict):
         report.error("", "the network configuration must be a JSON object", conf)
         return report
     _check_envelope(conf, report)
+    releases = {}
     if installed_versions is not None:
-        version = _check_installed(conf, installed_versions, report)
+        version, releases = _check_installed(conf, installed_versions, installed_release, report)
     else:
         version = _list_version(conf)
-    subnets = _check_plugins(conf, version, report)
+    subnets = _check_plugins(conf, version, releases, installed_versions is not None, report)
+    _check_dns(conf, report)
     if other_networks:
         _check_host(conf, subnets, source, other_networks, report)
     return report
@@ -918,3 +660,63 @@ def validate_text(text: str | bytes, **kwargs) -> tuple:
     if data is None:
         return None, report
     return data, validate_network_list(data, report=report, **kwargs)
+
+
+# --- strings that spell numbers and booleans -----------------------------------------------------
+
+# The spellings Ansible's argument spec converts to booleans (lower-cased).
+_TRUE = ("y", "yes", "on", "1", "true", "t")
+_FALSE = ("n", "no", "off", "0", "false", "f")
+_INTEGER = re.compile(r"\A\s*[+-]?[0-9]+\s*\Z")
+
+
+def coerce_scalars(conf):
+    """``conf`` with every string that spells what the schema wants there (an integer, a number
+    or a boolean, like "9000" or "true") converted, as Ansible's argument spec converts its
+    options: ansible-core before 2.19 hands templated numbers over as strings. Any other value
+    is left for validation to report; keys of plugins without a schema are left alone."""
+    if not isinstance(conf, dict):
+        return conf
+    result = dict(conf)
+    for key in FLAG_KEYS:
+        if key in result:
+            result[key] = _coerce(result[key], {"type": "boolean"})
+    if isinstance(result.get("plugins"), list):
+        result["plugins"] = [_coerce_plugin(p) for p in result["plugins"]]
+    return result
+
+
+def _coerce_plugin(plugin):
+    if not isinstance(plugin, dict) or not isinstance(plugin.get("type"), str) or plugin["type"] not in PLUGINS:
+        return plugin
+    result = _coerce(plugin, PLUGINS[plugin["type"]].schema)
+    ipam = result.get("ipam")
+    if isinstance(ipam, dict) and isinstance(ipam.get("type"), str) and ipam["type"] in IPAM:
+        result["ipam"] = _coerce(ipam, IPAM[ipam["type"]].schema)
+    return result
+
+
+def _coerce(value, schema: dict):
+    if isinstance(value, str):
+        return _coerce_string(value, schema.get("type"))
+    if isinstance(value, dict):
+        properties = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        return {k: _coerce(v, properties.get(k, extra if isinstance(extra, dict) else {})) for k, v in value.items()}
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [_coerce(v, schema["items"]) for v in value]
+    return value
+
+
+def _coerce_string(value: str, wanted):
+    if wanted == "integer" and _INTEGER.match(value):
+        return int(value)
+    if wanted == "number":
+        try:
+            number = float(value)
+        except ValueError:
+            return value
+        return int(number) if number.is_integer() and _INTEGER.match(value) else number
+    if wanted == "boolean" and value.strip().lower() in _TRUE + _FALSE:
+        return value.strip().lower() in _TRUE
+    return value

@@ -66,11 +66,16 @@ options:
     description:
       - The network's plugin objects, in chain order, each with at least C(type).
       - Exactly one of O(plugins) and O(config) is required with O(state=present).
+      - Where a reference plugin's key takes an integer, a number or a boolean, a string spelling it (V("9000"),
+        V("true"), V("yes")) is converted as Ansible converts module options, and written converted (shown by
+        C(--diff)); ansible-core before 2.19 passes templated numbers in this list as strings. Any other value
+        is left for validation to report.
     type: list
     elements: dict
   config:
     description:
       - A whole conflist, as a mapping or as JSON text (duplicate keys in the text are reported).
+      - Strings spelling an integer, a number or a boolean are converted as in O(plugins).
       - Its C(name) must be O(name) or absent. The envelope options given here (O(cni_version),
         O(cni_versions), O(disable_check), O(disable_gc), O(load_only_inlined_plugins)) override its keys.
     type: raw
@@ -269,7 +274,7 @@ from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import check_network_name
 from ansible_collections.cnikit.cni.plugins.module_utils._fileio import ensure_dir, read_if_exists, remove_written_file
 from ansible_collections.cnikit.cni.plugins.module_utils._planned import planned_fact
-from ansible_collections.cnikit.cni.plugins.module_utils._validate import ValidationReport
+from ansible_collections.cnikit.cni.plugins.module_utils._validate import ValidationReport, coerce_scalars
 
 
 def _text(data: bytes | None) -> str:
@@ -279,6 +284,7 @@ def _text(data: bytes | None) -> str:
 def present(module, params, path: str, result: dict) -> None:
     envelope = {option: params[option] for option, _key in netfile.ENVELOPE_OPTIONS}
     conf, report = netfile.build_conflist(params["name"], params["plugins"], params["config"], **envelope)
+    conf = coerce_scalars(conf)
     if params["validate"] != "none":
         cni_path = params["cni_path"] if params["check_plugins"] else None
         netfile.validate_on_host(conf, path, params["conf_dir"], report, cni_path, params["timeout"])

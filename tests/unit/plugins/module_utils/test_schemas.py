@@ -8,9 +8,8 @@ from __future__ import annotations
 import pytest
 from jsonschema import Draft202012Validator
 
-from ansible_collections.cnikit.cni.plugins.module_utils._schemas import (
-    FORMATS, IPAM_SCHEMAS, KEY_SINCE, META_PLUGINS, MINIMUM_SPEC_VERSION, PLUGIN_SCHEMAS,
-)
+from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules import IPAM, IPAM_SCHEMAS, PLUGIN_SCHEMAS, PLUGINS
+from ansible_collections.cnikit.cni.plugins.module_utils._schemas import FORMATS
 from ansible_collections.cnikit.cni.plugins.module_utils._validate import FORMAT_CHECKS
 
 REFERENCE_PLUGINS = ("bridge", "ipvlan", "macvlan", "ptp", "host-device", "vlan", "loopback", "dummy", "tap",
@@ -44,12 +43,9 @@ def test_formats_are_known_and_checked(name, schema):
     assert used <= set(FORMATS) == set(FORMAT_CHECKS)
 
 
-def test_tables_name_real_plugins():
-    assert set(META_PLUGINS) <= set(PLUGIN_SCHEMAS)
-    assert set(MINIMUM_SPEC_VERSION) <= set(PLUGIN_SCHEMAS)
-    for plugin, key in KEY_SINCE:
-        schema = PLUGIN_SCHEMAS.get(plugin) or IPAM_SCHEMAS[plugin]
-        assert key in schema["properties"], (plugin, key)
+@pytest.mark.parametrize("name, rules", sorted({**PLUGINS, **IPAM}.items()), ids=sorted({**PLUGINS, **IPAM}))
+def test_release_tables_name_keys_of_the_schema(name, rules):
+    assert set(rules.since) | set(rules.removed) <= set(rules.schema["properties"]), name
 
 
 @pytest.mark.parametrize("fmt, good, bad", [

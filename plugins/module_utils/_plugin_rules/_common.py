@@ -1,0 +1,281 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# This module_utils is PRIVATE and should only be used by this collection.
+# It may change at any time, without notice.
+"""What every plugin's rules share: Go's parsing of addresses and names, JSON paths, the
+context a plugin's checks receive, and the rules several plugins apply alike (MTU, MAC, routes)."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from dataclasses import dataclass, field
+
+from .._errors import ConfigError
+from .._identifiers import check_ifname
+from .._result import version_key
+
+_PLAIN_KEY = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
+_MAC = re.compile(
+    r"\A(?:[0-9A-Fa-f]{2}(?P<sep>[:-])(?:[0-9A-Fa-f]{2}(?P=sep)){4,18}[0-9A-Fa-f]{2}"
+    r"|[0-9A-Fa-f]{4}(?:\.[0-9A-Fa-f]{4}){2,9})\Z")
+DHCP_OPTION_NAMES = ("dhcp-client-identifier", "subnet-mask", "routers", "host-name", "user-class",
+                     "vendor-class-identifier")
+# Ethernet-like devices (veth, bridge, macvlan, tap): the kernel's ETH_MIN_MTU and the largest
+# MTU a veth or bridge takes (ETH_MAX_MTU).
+MIN_MTU = 68
+MAX_MTU = 65535
+
+
+def json_path(parts) -> str:
+    """``["plugins", 0, "sysctl", "net.core.x"]`` -> ``plugins[0].sysctl["net.core.x"]``."""
+    text = ""
+    for part in parts:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif _PLAIN_KEY.match(part):
+            text += f".{part}" if text else part
+        else:
+            text += f"[{json.dumps(part)}]"
+    return text
+
+
+# --- formats, with Go's parsing rules -------------------------------------------------------------
+
+def is_ip(value) -> bool:
+    # Python's ipaddress rejects leading-zero octets like Go >= 1.17; Go has no IPv6 zones here.
+    if not isinstance(value, str) or "%" in value:
+        return False
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    return True
+
+
+def parse_cidr(value):
+    """``ipaddress.ip_interface`` for a Go-parsable CIDR, else None."""
+    if not isinstance(value, str) or value.count("/") != 1:
+        return None
+    address, prefix = value.split("/")
+    if not is_ip(address) or not prefix.isdigit() or (len(prefix) > 1 and prefix[0] == "0"):
+        return None
+    try:
+        return ipaddress.ip_interface(value)
+    except ValueError:
+        return None
+
+
+def is_mac(value: str) -> bool:
+    return bool(_MAC.match(value)) and len(re.sub(r"[:.\-]", "", value)) in (12, 16, 40)
+
+
+def _is_ifname(value: str) -> bool:
+    try:
+        check_ifname(value)
+    except ConfigError:
+        return False
+    return True
+
+
+def _is_dhcp_option(value: str) -> bool:
+    return value in DHCP_OPTION_NAMES or (value.isdigit() and int(value) <= 255)
+
+
+FORMAT_CHECKS = {
+    "cidr": lambda v: parse_cidr(v) is not None,
+    "ip": is_ip,
+    "mac": is_mac,
+    "ifname": _is_ifname,
+    "dhcp-option": _is_dhcp_option,
+}
+
+
+def is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def list_of(value) -> list:
+    """``value`` if it is a list, else empty: a wrong type is the schema's finding, and the
+    semantic checks after it must not crash on it."""
+    return value if isinstance(value, list) else []
+
+
+def map_of(value) -> dict:
+    """``value`` if it is an object, else empty (see list_of)."""
+    return value if isinstance(value, dict) else {}
+
+
+def version_or_none(value):
+    try:
+        return version_key(value)
+    except (ConfigError, TypeError, AttributeError):
+        return None
+
+
+# --- plugin releases ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Releases:
+    """The plugin releases an installed binary may be: ``[low, high)`` as version keys, ``high``
+    None when open-ended. A cnikit manifest names the release; a probe only tells whether the
+    binary accepts spec 1.1.0, which releases from v1.6.0 on do."""
+
+    low: tuple
+    high: tuple | None
+    label: str
+
+    @classmethod
+    def exactly(cls, release: str) -> Releases | None:
+        key = version_or_none(release.lstrip("v"))
+        if key is None:
+            return None
+        return cls(key, key[:2] + (key[2] + 1,), f"v{release.lstrip('v')}")
+
+    @classmethod
+    def from_spec_versions(cls, versions) -> Releases:
+        if "1.1.0" in versions:
+            return cls(version_key(SPEC_1_1_RELEASE), None, f"v{SPEC_1_1_RELEASE} or newer")
+        return cls((0, 0, 0), version_key(SPEC_1_1_RELEASE), f"older than v{SPEC_1_1_RELEASE}")
+
+    def at_least(self, release: str) -> bool:
+        return self.low >= version_key(release)
+
+    def before(self, release: str) -> bool:
+        return self.high is not None and self.high <= version_key(release)
+
+
+# The first plugin release that accepts spec 1.1.0; binaries without it are older.
+SPEC_1_1_RELEASE = "1.6.0"
+UNRELEASED = "99.0.0"
+
+
+# --- what a plugin's checks receive --------------------------------------------------------------
+
+@dataclass
+class Context:
+    """One plugin object under check: where it is, what runs before it, the CNI version the list
+    runs at, the release of its installed binary (None when not probed), and whether the checks
+    run on the host that will run it (so /proc may be consulted)."""
+
+    report: object
+    base: list
+    version: str
+    position: int = 0
+    seen: list = field(default_factory=list)  # [(type, plugin as Go reads it)] before this one
+    previous_main: str | None = None  # the last reference plugin before this one that is not chained
+    releases: Releases | None = None
+    on_host: bool = False
+    subnets: list = field(default_factory=list)  # host-local subnets, for the cross-network checks
+
+    def path(self, *parts) -> str:
+        return json_path(self.base + list(parts))
+
+    def error(self, parts, message: str, *value) -> None:
+        self.report.error(self.path(*parts), message, *value)
+
+    def warn(self, parts, message: str, *value) -> None:
+        self.report.warn(self.path(*parts), message, *value)
+
+    def since(self, release: str, parts, message: str, *value) -> None:
+        """A rule the plugin enforces from ``release`` on: an error when the installed binary is
+        that release or newer; nothing when it predates it (it ignores the key, which the
+        key-age check reports); a warning when the release is not known."""
+        if self.releases is not None and self.releases.at_least(release):
+            self.error(parts, message, *value)
+        elif self.releases is None or not self.releases.before(release):
+            known = "no binary was probed" if self.releases is None else f"the installed one is {self.releases.label}"
+            self.warn(parts, f"{message} (plugin releases from {release_name(release)} reject this; {known})", *value)
+
+    def version_at_least(self, version: str) -> bool:
+        key = version_or_none(self.version or "0.1.0")
+        return key is not None and key >= version_key(version)
+
+
+def release_name(release: str) -> str:
+    return "an unreleased version" if release == UNRELEASED else f"v{release}"
+
+
+@dataclass(frozen=True)
+class PluginRules:
+    """Everything the validator knows about one plugin type, in the plugin's own file."""
+
+    schema: dict
+    check: object = None  # check(plugin as Go reads it, Context)
+    since: dict = field(default_factory=dict)  # key -> first release that reads it
+    removed: dict = field(default_factory=dict)  # key -> first release that no longer reads it
+    min_spec: str | None = None  # lowest CNI version the plugin accepts
+    chained: bool = False  # needs a previous plugin's result on ADD
+    creates_interface: bool = False  # creates CNI_IFNAME in the container
+
+
+# --- rules several plugins share -----------------------------------------------------------------
+
+def check_mtu(plugin: dict, ctx: Context, key: str = "mtu") -> None:
+    mtu = plugin.get(key)
+    if not is_int(mtu) or mtu == 0:
+        return
+    if mtu > MAX_MTU:
+        ctx.error([key], f"is above {MAX_MTU}, the largest MTU the kernel sets on such a device", mtu)
+    elif mtu < MIN_MTU:
+        ctx.error([key], f"is below {MIN_MTU}, the smallest MTU the kernel sets on such a device", mtu)
+
+
+def check_master_mtu(plugin: dict, ctx: Context) -> None:
+    """On the host, an MTU above the master's: the plugins (macvlan, vlan) or the kernel
+    (ipvlan) refuse it."""
+    mtu, master = plugin.get("mtu"), plugin.get("master")
+    if not ctx.on_host or not is_int(mtu) or not isinstance(master, str) or not _is_ifname(master) \
+            or plugin.get("linkInContainer") is True:
+        return
+    try:
+        with open(f"/sys/class/net/{master}/mtu", encoding="ascii") as handle:
+            master_mtu = int(handle.read())
+    except (OSError, ValueError):
+        return
+    if mtu > master_mtu:
+        ctx.error(["mtu"], f"is above the MTU of master {master} on this host ({master_mtu}); the plugin refuses it", mtu)
+
+
+def check_mac(plugin: dict, ctx: Context, key: str = "mac") -> None:
+    mac = plugin.get(key)
+    if not isinstance(mac, str) or not is_mac(mac):
+        return
+    octets = bytes.fromhex(re.sub(r"[:.\-]", "", mac))
+    if octets[0] & 1:
+        ctx.error([key], "is a multicast address (lowest bit of the first octet set); the kernel refuses it "
+                  "as an interface address", mac)
+    elif not any(octets):
+        ctx.error([key], "is all zeros; the kernel refuses it as an interface address", mac)
+
+
+def check_routes(routes, parts: list, networks: list, ctx: Context, gateways: dict | None = None) -> None:
+    """Routes of an IPAM section: the destination must be a network address, and the gateway (or,
+    without one, the family's gateway the plugin falls back to) must be inside one of the IPAM's
+    subnets, or the kernel refuses the route. ``networks``: the subnets the IPAM assigns from
+    (empty when unknown, e.g. given at runtime); ``gateways``: family -> default gateway."""
+    for index, route in enumerate(list_of(routes)):
+        if not isinstance(route, dict):
+            continue
+        dst = parse_cidr(route.get("dst"))
+        if dst is not None and dst.ip != dst.network.network_address:
+            ctx.error(parts + [index, "dst"], f"has host bits set; the kernel refuses such a route (the network "
+                      f"address is {dst.network})", route["dst"])
+        if not networks or dst is None:
+            continue
+        gateway = route.get("gw")
+        key = "gw"
+        if gateway is None:
+            gateway = (gateways or {}).get(dst.version)
+            key = None
+        if not is_ip(gateway):
+            continue
+        address = ipaddress.ip_address(gateway)
+        if address.version == dst.version and not any(address in n for n in networks if n.version == address.version):
+            where = parts + [index] + ([key] if key else [])
+            what = "is" if key else f"has no gw, so the plugin routes via the gateway {gateway}, which is"
+            ctx.error(where, f"{what} outside every subnet of this IPAM section; the kernel refuses the route "
+                      "('network is unreachable')", gateway if key else route)

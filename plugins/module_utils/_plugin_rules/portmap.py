@@ -1,0 +1,50 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# This module_utils is PRIVATE and should only be used by this collection.
+# It may change at any time, without notice.
+"""portmap (plugins/meta/portmap): host port forwarding with iptables or nftables."""
+
+from __future__ import annotations
+
+from .._schemas import DEFS, plugin_schema
+from ._common import PluginRules, map_of
+
+SCHEMA = plugin_schema(
+    {
+        "backend": DEFS["backend_ip"], "snat": DEFS["bool"], "masqAll": DEFS["bool"],
+        "markMasqBit": {"type": "integer", "minimum": 0, "maximum": 31},
+        "externalSetMarkChain": DEFS["string"],
+        "conditionsV4": DEFS["strings"], "conditionsV6": DEFS["strings"],
+    },
+    {"not": {"required": ["markMasqBit", "externalSetMarkChain"]},
+     "x-message": "cannot specify externalSetMarkChain and markMasqBit"},
+)
+
+
+def _conditions_style(conditions) -> str | None:
+    if isinstance(conditions, list) and conditions and isinstance(conditions[0], str) and conditions[0]:
+        return "iptables" if conditions[0][0] in "-!" else "nftables"
+    return None
+
+
+def check(plugin: dict, ctx) -> None:
+    if map_of(plugin.get("capabilities")).get("portMappings") is not True:
+        ctx.warn(["capabilities"], "has no portMappings: true, so the runtime never passes port mappings and portmap does nothing")
+    backend = plugin.get("backend")
+    for key in ("conditionsV4", "conditionsV6"):
+        style = _conditions_style(plugin.get(key))
+        if style == "nftables" and backend != "nftables":
+            ctx.since("1.6.0", [key], "holds nftables-style conditions, which need backend: nftables", plugin[key])
+            if ctx.releases is not None and ctx.releases.before("1.6.0"):
+                ctx.warn([key], "holds nftables-style conditions, but this release passes conditions to iptables, "
+                         "which rejects them once a port mapping arrives", plugin[key])
+        elif style == "iptables" and backend == "nftables":
+            ctx.since("1.6.0", [key], "holds iptables-style conditions, which the nftables backend cannot use", plugin[key])
+    if backend == "nftables" and "externalSetMarkChain" in plugin:
+        ctx.since("1.6.0", ["externalSetMarkChain"], "is iptables-only and cannot be used with backend: nftables",
+                  plugin["externalSetMarkChain"])
+
+
+RULES = PluginRules(SCHEMA, check, chained=True, since={"masqAll": "1.2.0", "backend": "1.6.0"})
