@@ -10,10 +10,16 @@ need it."""
 
 from __future__ import annotations
 
+import ctypes
 import os
+import socket
+import threading
 
 from ._errors import CNIError
 from ._identifiers import NETNS_DIR, NETNS_DIRS, check_netns_name, netns_path
+
+
+CLONE_NEWNET = 0x40000000  # setns(2): the descriptor must refer to a network namespace
 
 
 class NetnsError(CNIError):
@@ -82,16 +88,41 @@ def remove(name: str) -> bool:
 
 def interface_exists(netns: str, ifname: str) -> bool:
     """Whether ``ifname`` exists in the namespace at path ``netns``; False when the path is no
-    namespace that can be entered (whatever then uses it reports that)."""
+    namespace that can be entered (whatever then uses it reports that).
+
+    A short-lived thread joins the namespace and asks the kernel for the name's index: a
+    thread's network namespace is its own, so the process stays where it is. This costs under a
+    millisecond, where pyroute2's NetNS forks a helper (about 90 ms per ADD)."""
     if not is_netns(netns):
         return False
-    from pyroute2 import NetNS  # pylint: disable=import-outside-toplevel
+    answer = []
 
-    try:
-        with NetNS(netns, flags=0) as ns:
-            return bool(ns.link_lookup(ifname=ifname))
-    except OSError:
-        return False  # removed since is_netns looked, or a file that is no namespace
+    def probe() -> None:
+        try:
+            fd = os.open(netns, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                _setns(fd, CLONE_NEWNET)
+            finally:
+                os.close(fd)
+            answer.append(socket.if_nametoindex(ifname) > 0)
+        except OSError:
+            answer.append(False)  # not a namespace (EINVAL), gone, or no such interface (ENODEV)
+
+    thread = threading.Thread(target=probe, name="cnikit-netns-probe")
+    thread.start()
+    thread.join()
+    return answer[0]
+
+
+def _setns(fd: int, nstype: int) -> None:
+    """os.setns (Python 3.12 and later), or the C library's on older Pythons."""
+    if hasattr(os, "setns"):
+        os.setns(fd, nstype)
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.setns(fd, nstype) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, os.strerror(error))
 
 
 def interfaces(netns: str) -> list:

@@ -21,7 +21,7 @@ if os.geteuid() != 0 or not os.access(os.path.join(PLUGIN_DIR, "bridge"), os.X_O
 
 # pylint: disable=wrong-import-position
 from fakeplugin import FakePlugins
-from ansible_collections.cnikit.cni.plugins.module_utils import _attach
+from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _netns
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import (
     Attachment, CheckNotAvailable, Engine, InterfaceInUseError,
@@ -248,3 +248,13 @@ def test_a_bridge_whose_mac_moved_as_ports_joined_is_not_repaired(setup, make_ne
 
     assert again.action == "unchanged" and again.result == first.result
     assert any("Mac doesn't match" in warning for warning in again.warnings)
+
+
+def test_the_interface_probe_looks_inside_the_namespace_only(make_netns):
+    netns = make_netns()
+    run("ip", "-n", os.path.basename(netns), "link", "add", "cnit-e-pr0", "type", "veth", "peer", "name", "cnit-e-pr1")
+    assert _netns.interface_exists(netns, "cnit-e-pr0") and _netns.interface_exists(netns, "lo")
+    assert not _netns.interface_exists(netns, "eth9")
+    assert not _netns.interface_exists("/var/run/netns/cnit-e-none", "lo")
+    assert not _netns.interface_exists("/etc/hostname", "lo")  # a file that is no namespace
+    assert not os.path.exists("/sys/class/net/cnit-e-pr0")  # the process itself never moved
