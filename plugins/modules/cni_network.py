@@ -36,7 +36,7 @@ attributes:
     details:
       - Validates and reports what would be written or removed, touching nothing.
       - With O(check_plugins=true), plugin binaries missing from O(cni_path) are taken for ones an earlier task
-        of the run would install: the task warns and does not check the binaries, instead of failing.
+        of the run would install; the task warns and does not check the binaries, instead of failing.
   diff_mode:
     support: full
     details:
