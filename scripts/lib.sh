@@ -11,9 +11,10 @@ INPLACE_COLLECTIONS="$BUILD_DIR/inplace"
 # The built tarball, installed the way users install it (used by demo.sh and the build stage).
 INSTALLED_COLLECTIONS="$BUILD_DIR/installed"
 # Without shellcheck, ansible-test's shellcheck sanity test would have nothing to run. Go and
-# Debian's libcni sources build the libcni interoperability test's tool offline.
+# Debian's libcni sources build the libcni interoperability test's tool offline. The fleet scenario's
+# simulated hosts run sshd and sudo, and one runs Debian's Python with Debian's jsonschema and pyroute2.
 SYSTEM_PACKAGES=(iproute2 iptables iputils-ping containernetworking-plugins jq shellcheck
-  golang-go golang-github-appc-cni-dev)
+  golang-go golang-github-appc-cni-dev openssh-server sudo python3-jsonschema python3-pyroute2)
 
 log() { printf '\n==> %s\n' "$*"; }
 
