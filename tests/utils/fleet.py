@@ -268,8 +268,9 @@ def stop(pid: int) -> None:
 
 
 def stray_hosts(work: str) -> list:
-    """PIDs of host processes whose state was lost: the sshds reading a config of ``work``."""
-    marker = f"{work}/".encode()
+    """PIDs of host processes whose state was lost: the sshds reading a config of ``work`` (sshd
+    rewrites its command line into one string, "sshd: /usr/sbin/sshd -D -e -f <config> [listener] ...")."""
+    marker = f" -f {work}/".encode()
     pids = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -279,7 +280,7 @@ def stray_hosts(work: str) -> list:
                 argv = handle.read().split(b"\0")
         except OSError:
             continue
-        if argv and argv[0] == SSHD.encode() and any(a.startswith(marker) for a in argv):
+        if argv and argv[0].startswith((b"sshd", SSHD.encode())) and marker in b" ".join(argv):
             pids.append(int(entry))
     return pids
 
