@@ -6,12 +6,17 @@
 # It may change at any time, without notice.
 """The attach service: make "namespace X is attached to network N on ifname" true, and say
 what it took: added, unchanged, repaired, replaced, deleted or absent. Many attachments are
-converged in one call with bounded parallelism."""
+converged in one call with bounded parallelism.
+
+It does no harm to what it did not make: an attachment another runtime cached at the declared
+key is verified, never repaired or replaced; a repair asks the IPAM for the address the
+attachment had, and says when it got another one."""
 
 from __future__ import annotations
 
 import json
 import os
+import platform
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable
@@ -20,6 +25,7 @@ from . import _cache
 from ._conflist import NetworkList
 from ._engine import CHECK_MIN_VERSION, Attachment, Engine
 from ._errors import CNIError, ConfigError
+from ._identifiers import canonical_netns, netns_name
 from ._result import convert, summarise, supports
 
 ADDED, UNCHANGED, REPAIRED, REPLACED, DELETED, ABSENT = "added", "unchanged", "repaired", "replaced", "deleted", "absent"
@@ -41,11 +47,16 @@ class Desired:
         return (self.network_name, self.attachment.container_id, self.attachment.ifname)
 
 
+class ForeignAttachmentError(CNIError):
+    """The declared attachment exists, made by another runtime, and differs or fails CHECK."""
+
+
 @dataclass
 class Outcome:
     action: str
     result: dict | None = None
     warnings: list = field(default_factory=list)
+    previous_ips: list = field(default_factory=list)  # the addresses a repaired/replaced attachment had
 
     @property
     def changed(self) -> bool:
@@ -73,12 +84,16 @@ def _matches(entry: _cache.CacheEntry, network: NetworkList, attachment: Attachm
         cached_config = json.loads(entry.config)
     except ValueError:
         return False
-    return (cached_config == network.raw and entry.netns == attachment.netns
+    return (cached_config == network.raw
+            and canonical_netns(entry.effective_netns) == canonical_netns(attachment.netns)
             and entry.cni_args == attachment.cni_args and entry.capability_args == attachment.capability_args)
 
 
-def _health(engine: Engine, network: NetworkList, desired: Desired) -> tuple:
-    """(healthy, warnings) of an attachment whose cache entry matches the declaration."""
+def _health(engine: Engine, network: NetworkList, desired: Desired, entry: _cache.CacheEntry,
+            check_mode: bool) -> tuple:
+    """(healthy, warnings) of an attachment whose cache entry matches the declaration. Known
+    plugin defects that CHECK meets are reported once per attachment: the names of those
+    reported are kept in our cache entry."""
     if not os.path.exists(desired.attachment.netns):
         return False, [f"network namespace {desired.attachment.netns} is gone"]
     if not desired.run_check or network.disable_check or not supports(engine.version_of(network), CHECK_MIN_VERSION):
@@ -86,13 +101,18 @@ def _health(engine: Engine, network: NetworkList, desired: Desired) -> tuple:
     try:
         report = engine.check(network, desired.attachment)
     except CNIError as exc:
-        return False, [f"CHECK failed, repairing: {exc}"]
-    return True, report.warnings
+        return False, [f"CHECK failed: {exc}"]
+    new = {name: message for name, message in report.tolerated.items() if name not in entry.reported_defects}
+    if new and entry.managed and not check_mode:
+        engine.record_reported_defects(network.name, desired.attachment, list(new))
+    return True, list(new.values())
 
 
 def _converge_present(engine: Engine, desired: Desired, check_mode: bool) -> Outcome:
     network = desired.load_network()
     entry, unusable = _cached(engine, desired)
+    if entry is not None and not entry.managed and entry.config is not None:
+        return _verify_foreign(engine, network, desired, entry)
     warnings = []
     if unusable or (entry is not None and (entry.config is None or entry.result is None)):
         action = REPAIRED
@@ -101,19 +121,53 @@ def _converge_present(engine: Engine, desired: Desired, check_mode: bool) -> Out
     elif not _matches(entry, network, desired.attachment):
         action = REPLACED
     else:
-        healthy, warnings = _health(engine, network, desired)
+        healthy, warnings = _health(engine, network, desired, entry, check_mode)
         if healthy:
             if not check_mode and engine.interrupted(network.name, desired.attachment):
                 engine.clear_finished_intent(network.name, desired.attachment)
             return Outcome(UNCHANGED, convert(entry.result, engine.version_of(network)), warnings)
         action = REPAIRED
+    previous_ips = summarise(entry.result)["ips"] if entry is not None and entry.result else []
     if check_mode:
-        return Outcome(action, warnings=warnings)
+        return Outcome(action, warnings=warnings, previous_ips=previous_ips)
     if action == REPLACED:
         engine.delete(engine.cached_network(entry), Attachment.from_cache(entry))
     elif action == REPAIRED:
         engine.delete(network, desired.attachment)
-    return Outcome(action, engine.add(network, desired.attachment), warnings)
+    result = _add_keeping_addresses(engine, network, desired.attachment, previous_ips)
+    return Outcome(action, result, warnings, previous_ips)
+
+
+def _verify_foreign(engine: Engine, network: NetworkList, desired: Desired, entry: _cache.CacheEntry) -> Outcome:
+    """An attachment another runtime made at the declared key: left as it is when it matches
+    the declaration and passes CHECK, else refused; never repaired or replaced, since it may be
+    a running container's only network."""
+    what = (f"the attachment of network {network.name} on {desired.attachment.ifname} with container ID "
+            f"{desired.attachment.container_id} was made by another runtime")
+    advice = "cnikit does not repair or replace it: detach it with state=absent, or with the runtime that made it, first"
+    if not _matches(entry, network, desired.attachment):
+        raise ForeignAttachmentError(f"{what} with another configuration, namespace or arguments; {advice}")
+    healthy, warnings = _health(engine, network, desired, entry, check_mode=True)
+    if not healthy:
+        raise ForeignAttachmentError(f"{what} and is not healthy ({'; '.join(warnings)}); {advice}")
+    return Outcome(UNCHANGED, convert(entry.result, engine.version_of(network)), warnings)
+
+
+def _add_keeping_addresses(engine: Engine, network: NetworkList, attachment: Attachment, previous_ips: list) -> dict:
+    """ADD, asking host-local for the addresses the attachment had (a workload keeps its
+    address across a repair); where the IPAM cannot give them back (taken, outside the ranges
+    of a changed configuration), ADD without asking."""
+    wanted = [address.split("/")[0] for address in previous_ips]
+    if wanted and _uses_host_local(network) and not any(key == "IP" for key, _value in attachment.cni_args):
+        try:
+            return engine.add(network, attachment, requested_ips=wanted)
+        except CNIError:
+            pass  # rolled back; a new address is better than none
+    return engine.add(network, attachment)
+
+
+def _uses_host_local(network: NetworkList) -> bool:
+    return any(isinstance(p.get("ipam"), dict) and p["ipam"].get("type") == "host-local" for p in network.plugins)
 
 
 def _converge_absent(engine: Engine, desired: Desired, check_mode: bool) -> Outcome:
@@ -124,7 +178,7 @@ def _converge_absent(engine: Engine, desired: Desired, check_mode: bool) -> Outc
         return Outcome(DELETED)
     if entry is not None and entry.config is not None:
         # DEL with what the ADD used: its configuration, netns and arguments.
-        engine.delete(engine.cached_network(entry), Attachment.from_cache(entry))
+        engine.delete(engine.cached_network(entry), Attachment.from_cache(entry, desired.attachment.netns))
     else:
         engine.delete(desired.load_network(), desired.attachment)
     return Outcome(DELETED)
@@ -163,4 +217,16 @@ def describe(desired: Desired, outcome) -> dict:
     item.update(failed=False, changed=outcome.changed, action=outcome.action, warnings=outcome.warnings,
                 result=outcome.result)
     item.update(summarise(outcome.result or {}))
+    item["address_changed"] = outcome.result is not None and bool(outcome.previous_ips) \
+        and set(outcome.previous_ips) != set(item["ips"])
+    if item["address_changed"]:
+        item["previous_ips"] = outcome.previous_ips
     return item
+
+
+def about(desired: Desired) -> str:
+    """What a message is about, in words that still say it when a fleet's messages are merged:
+    the host, network, namespace and interface (the container ID is a hash by default)."""
+    attachment = desired.attachment
+    netns = netns_name(attachment.netns) or attachment.netns
+    return f"{platform.node()}: network {desired.network_name}, netns {netns}, ifname {attachment.ifname}"

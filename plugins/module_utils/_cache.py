@@ -7,19 +7,25 @@
 """The result cache, in libcni's exact layout and format so that cnitool, containerd and cri-o
 read ours and we read theirs: ``<cache_dir>/results/<network>-<container id>-<ifname>``, one
 compact JSON object of kind ``cniCacheV1``. Unlike libcni, entries are written atomically and
-read tolerantly, and attachments are serialised with locks."""
+read tolerantly, and attachments are serialised with locks.
+
+Other runtimes (podman, containerd, cri-o) share this directory. An entry this collection wrote
+carries a ``cnikit`` member, which libcni's readers ignore: it is how an attachment is known
+to be ours. Every other entry is foreign, and is changed only when a user names it."""
 
 from __future__ import annotations
 
 import base64
 import contextlib
 import hashlib
+import errno
+import fcntl
 import json
 import os
 from dataclasses import dataclass, field
 
 from ._errors import CNIError, ConfigError
-from ._fileio import atomic_write, ensure_dir, file_lock, fsync_dir, read_if_exists, remove_if_exists, remove_written_file
+from ._fileio import atomic_write, ensure_dir, fsync_dir, read_if_exists, remove_if_exists, remove_written_file
 from ._identifiers import MAX_NAME_BYTES, check_container_id, check_ifname, check_network_name
 
 KIND = "cniCacheV1"
@@ -27,6 +33,8 @@ RESULTS_SUBDIR = "results"
 LOCKS_SUBDIR = "cnikit-locks"  # ours, beside libcni's results/
 PENDING_SUBDIR = "cnikit-pending"  # intent markers of ADDs in progress
 LOCK_STRIPES = 256  # attachment locks are striped so lock files never accumulate
+LOCK_ATTEMPTS = 20  # a lock file removed by an idle sweep is opened anew, this many times at most
+OWNER_KEY = "cnikit"  # the member that marks an entry as written by this collection
 
 
 class CacheError(CNIError):
@@ -51,6 +59,20 @@ class CacheEntry:
     capability_args: dict = field(default_factory=dict)
     result: dict | None = None
     path: str = ""
+    managed: bool = False  # written by this collection (the OWNER_KEY member); else foreign
+    reported_defects: list = field(default_factory=list)  # tolerated CHECK defects already warned of
+
+    @property
+    def effective_netns(self) -> str:
+        """The namespace the attachment lives in: ``netns``, or, where the entry has none (libcni
+        before 1.2 writes none), the ``sandbox`` of the result's interface; "" when neither
+        says."""
+        if self.netns:
+            return self.netns
+        interfaces = [i for i in (self.result or {}).get("interfaces") or [] if isinstance(i, dict)]
+        sandboxes = [i.get("sandbox") for i in interfaces if i.get("name") == self.ifname] + \
+            [i.get("sandbox") for i in interfaces]
+        return next((s for s in sandboxes if isinstance(s, str) and s), "")
 
     def to_json(self) -> bytes:
         # libcni's field order; result and capabilityArgs are Go maps, hence sorted keys.
@@ -65,6 +87,10 @@ class CacheEntry:
             data["capabilityArgs"] = _sorted(self.capability_args)
         if self.result is not None:
             data["result"] = _sorted(self.result)
+        if self.managed:
+            data[OWNER_KEY] = {"managed": True}
+            if self.reported_defects:
+                data[OWNER_KEY]["reportedDefects"] = sorted(self.reported_defects)
         return json.dumps(data, separators=(",", ":")).encode()
 
 
@@ -116,9 +142,12 @@ def _parse(path: str, data: bytes, network: str = "", container_id: str = "", if
     for key in ("containerId", "ifName", "networkName"):
         if not isinstance(raw.get(key), str) or not raw.get(key):
             raise CacheError(path, f"{key} is missing")
+    owner = raw.get(OWNER_KEY) if isinstance(raw.get(OWNER_KEY), dict) else {}
+    reported = owner.get("reportedDefects")
     return CacheEntry(raw["networkName"], raw["containerId"], raw["ifName"], config=config,
                       netns=str(raw.get("netns") or ""), cni_args=args, capability_args=caps,
-                      result=result, path=path)
+                      result=result, path=path, managed=owner.get("managed") is True,
+                      reported_defects=[r for r in reported if isinstance(r, str)] if isinstance(reported, list) else [])
 
 
 def read_entry(cache_dir: str, network: str, container_id: str, ifname: str) -> CacheEntry | None:
@@ -141,11 +170,9 @@ def _pending_path(cache_dir: str, network: str, container_id: str, ifname: str) 
 def mark_pending(cache_dir: str, network: str, container_id: str, ifname: str) -> None:
     """Record that an ADD is starting, so a run killed half-way is known to the next one."""
     path = _pending_path(cache_dir, network, container_id, ifname)
-    ensure_dir(cache_dir, 0o700)
-    ensure_dir(os.path.dirname(path), 0o700)
     # An empty file has no content to replace atomically: creating it and making its directory
     # entry durable is enough, and saves atomic_write's rename and second fsync on every ADD.
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    fd = _open_in_own_dir(cache_dir, path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         os.fchmod(fd, 0o600)
     finally:
@@ -154,7 +181,9 @@ def mark_pending(cache_dir: str, network: str, container_id: str, ifname: str) -
 
 
 def clear_pending(cache_dir: str, network: str, container_id: str, ifname: str) -> None:
-    remove_if_exists(_pending_path(cache_dir, network, container_id, ifname))
+    path = _pending_path(cache_dir, network, container_id, ifname)
+    if remove_if_exists(path):
+        _remove_dir_if_empty(os.path.dirname(path))
 
 
 def is_pending(cache_dir: str, network: str, container_id: str, ifname: str) -> bool:
@@ -188,30 +217,104 @@ def list_entries(cache_dir: str, network: str | None = None) -> tuple:
 def attachment_lock(cache_dir: str, network: str, container_id: str, ifname: str):
     """Serialise operations on one attachment, and keep GC of its network out meanwhile."""
     check_network_name(network, "network")
-    stripe = int(hashlib.sha256(f"{network}\0{container_id}\0{ifname}".encode()).hexdigest(), 16) % LOCK_STRIPES
-    with file_lock(_lock_path(cache_dir, f"network-{network}.lock"), shared=True):
-        with file_lock(_lock_path(cache_dir, f"attachment-{stripe:03d}.lock")):
+    with _file_lock(cache_dir, _network_lock_name(network), shared=True):
+        with _file_lock(cache_dir, _stripe_lock_name("attachment", network, container_id, ifname)):
             yield
+
+
+@contextlib.contextmanager
+def interface_lock(cache_dir: str, netns: str, ifname: str):
+    """Serialise the ADDs that create ``ifname`` in ``netns``, whatever their network, so that
+    checking the name is free and creating it are one step."""
+    with _file_lock(cache_dir, _stripe_lock_name("interface", netns, ifname)):
+        yield
 
 
 @contextlib.contextmanager
 def network_gc_lock(cache_dir: str, network: str):
     """Exclusive against every ADD/DEL/CHECK of ``network`` (the spec's GC rule)."""
     check_network_name(network, "network")
-    with file_lock(_lock_path(cache_dir, f"network-{network}.lock")):
+    with _file_lock(cache_dir, _network_lock_name(network)):
         yield
 
 
-def _lock_path(cache_dir: str, name: str) -> str:
-    """The lock file ``name``, created if missing. A cache dir that cannot hold it (read-only,
-    not a directory) is a ConfigError naming ``cache_dir``, not an OSError escaping a module."""
+def remove_idle_lock_files(cache_dir: str) -> None:
+    """Delete the lock files nobody holds, and the lock and intent-marker directories once
+    empty, so that a host whose attachments are all gone keeps no trace of ours. A process that
+    opened a lock file just before it was deleted sees so once it holds the lock, and opens the
+    file anew (:func:`_file_lock`)."""
     directory = os.path.join(cache_dir, LOCKS_SUBDIR)
-    path = os.path.join(directory, name)
     try:
-        ensure_dir(cache_dir, 0o700)
-        ensure_dir(directory, 0o700)
-        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600))
+        names = os.listdir(directory)
+    except (FileNotFoundError, NotADirectoryError):
+        names = []
+    for name in names:
+        path = os.path.join(directory, name)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            remove_if_exists(path)
+        except BlockingIOError:
+            pass  # held: in use
+        finally:
+            os.close(fd)
+    _remove_dir_if_empty(directory)
+    _remove_dir_if_empty(os.path.join(cache_dir, PENDING_SUBDIR))
+
+
+def _network_lock_name(network: str) -> str:
+    return f"network-{network}.lock"
+
+
+def _stripe_lock_name(kind: str, *parts: str) -> str:
+    stripe = int(hashlib.sha256("\0".join(parts).encode()).hexdigest(), 16) % LOCK_STRIPES
+    return f"{kind}-{stripe:03d}.lock"
+
+
+@contextlib.contextmanager
+def _file_lock(cache_dir: str, name: str, shared: bool = False):
+    """Hold the flock of lock file ``name``. A file that :func:`remove_idle_lock_files` deleted
+    between our open and our flock is no lock any more (st_nlink 0): open it anew."""
+    path = os.path.join(cache_dir, LOCKS_SUBDIR, name)
+    for _attempt in range(LOCK_ATTEMPTS):
+        fd = _open_in_own_dir(cache_dir, path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, what="lock files")
+        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        if os.fstat(fd).st_nlink:
+            break
+        os.close(fd)
+    else:
+        raise ConfigError("cache_dir", f"lock file {path} was removed under us {LOCK_ATTEMPTS} times", cache_dir)
+    try:
+        yield
+    finally:
+        os.close(fd)
+
+
+def _open_in_own_dir(cache_dir: str, path: str, flags: int, what: str = "files") -> int:
+    """Open ``path`` (mode 0600) in its subdirectory of ``cache_dir``, creating both as needed;
+    the subdirectory may be removed by a concurrent cleanup while empty, so it is made anew. A
+    cache dir that cannot hold it (read-only, not a directory) is a ConfigError naming
+    ``cache_dir``, not an OSError escaping a module."""
+    directory = os.path.dirname(path)
+    for _attempt in range(LOCK_ATTEMPTS):
+        try:
+            ensure_dir(cache_dir, 0o700)
+            ensure_dir(directory, 0o700)
+            return os.open(path, flags, 0o600)
+        except FileNotFoundError:
+            continue  # the directory was removed between ensure_dir and open
+        except OSError as exc:
+            raise ConfigError("cache_dir", f"cannot create {what} in {directory} ({exc.strerror}: {exc.filename})",
+                              cache_dir) from None
+    raise ConfigError("cache_dir", f"{directory} was removed under us {LOCK_ATTEMPTS} times", cache_dir)
+
+
+def _remove_dir_if_empty(path: str) -> None:
+    try:
+        os.rmdir(path)
     except OSError as exc:
-        raise ConfigError("cache_dir", f"cannot create lock files in {directory} ({exc.strerror}: {exc.filename})",
-                          cache_dir) from None
-    return path
+        if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOENT, errno.ENOTDIR, errno.EBUSY):
+            raise

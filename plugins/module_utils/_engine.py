@@ -9,31 +9,79 @@
 Where libcni leaves work to its callers this engine does it: a failed ADD is rolled back with a
 DEL of the whole list, DEL tolerates a missing or corrupt cache and carries on past a failing
 plugin, every plugin call has a timeout, and GC is locked out while an attachment of the same
-network is being added or deleted."""
+network is being added or deleted. Before an ADD, the interface name must be free in the
+namespace, so that neither the ADD nor its rollback touches an interface someone else made."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
+import os
+import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 from . import _cache
 from ._conflist import NetworkList, parse_network_list
 from ._errors import CNIError, DeleteError, OperationError, PluginError
 from ._exec import DEFAULT_TIMEOUT, find_plugin, plugin_env, probe_versions, run_plugin
-from ._identifiers import check_container_id, check_ifname, check_network_name, cni_args_string
+from ._identifiers import canonical_netns, check_container_id, check_ifname, check_network_name, cni_args_string
+from ._netns import interface_exists
 from ._result import ResultError, convert, family, supports
 
 CHECK_MIN_VERSION = "0.4.0"
 GC_STATUS_MIN_VERSION = "1.1.0"
 STATUS_CODES = {50: "not ready", 51: "degraded"}
-# CHECK failures that are defects of released plugins, not of the attachment. Each entry:
-# (plugin type, text in the error message, explanation). Matching errors become warnings.
+
+
+@dataclass(frozen=True)
+class KnownCheckDefect:
+    """A CHECK failure that is a defect of released plugins, not of the attachment: matching
+    errors are tolerated and reported, never repaired. Where the plugin stops at the defect
+    before checking the rest, ``refresh`` gives the prevResult to run CHECK with again, so that
+    the rest is still checked (None: the defect cannot be worked around, the error stands)."""
+
+    name: str
+    plugin: str
+    message: re.Pattern
+    explanation: str
+    refresh: Callable[[re.Match, dict], dict | None] | None = None
+
+    def match(self, error: PluginError) -> re.Match | None:
+        return self.message.search(error.msg) if error.plugin == self.plugin else None
+
+
+def _with_current_bridge_mac(match: re.Match, prev_result: dict) -> dict | None:
+    """The result with the bridge's MAC as it is now, read from sysfs; None if it is gone."""
+    bridge = match.group("bridge")
+    try:
+        with open(os.path.join(SYSFS_NET, bridge, "address"), encoding="ascii") as handle:
+            mac = handle.read().strip()
+    except OSError:
+        return None
+    refreshed = copy.deepcopy(prev_result)
+    for interface in refreshed.get("interfaces") or []:
+        if isinstance(interface, dict) and interface.get("name") == bridge and not interface.get("sandbox"):
+            interface["mac"] = mac
+    return refreshed
+
+
+SYSFS_NET = "/sys/class/net"
 KNOWN_CHECK_DEFECTS = (
-    ("portmap", "could not check ipv6 dnat",
-     "portmap up to v1.1.x checks IPv6 rules it never created (containernetworking/plugins#819)"),
-    ("tuning", "/IFNAME/",
-     "tuning before v1.3.0 does not put the interface name into IFNAME sysctl keys during CHECK "
-     "(containernetworking/plugins#885)"),
+    KnownCheckDefect(
+        "portmap-ipv6-check", "portmap", re.compile("could not check ipv6 dnat"),
+        "portmap up to v1.1.x checks IPv6 rules it never created (containernetworking/plugins#819)"),
+    KnownCheckDefect(
+        "tuning-ifname-sysctl", "tuning", re.compile("/IFNAME/"),
+        "tuning before v1.3.0 does not put the interface name into IFNAME sysctl keys during CHECK "
+        "(containernetworking/plugins#885)"),
+    KnownCheckDefect(
+        "bridge-mac-moved", "bridge", re.compile(r"^Bridge interface (?P<bridge>[^/\s]+) Mac doesn't match"),
+        "a Linux bridge without a fixed MAC takes the lowest MAC of its ports, so it changes as other "
+        "attachments join and leave, and the bridge plugin compares it with the MAC at ADD; the rest of "
+        "the bridge plugin's CHECK passed with the bridge's current MAC",
+        refresh=_with_current_bridge_mac),
 )
 
 
@@ -43,11 +91,11 @@ class CheckNotAvailable(CNIError):
 
 @dataclass
 class CheckReport:
-    """What CHECK did: ``ran`` is False when ``disableCheck`` skipped it; ``warnings`` lists
-    known plugin defects that were tolerated."""
+    """What CHECK did: ``ran`` is False when ``disableCheck`` skipped it; ``tolerated`` maps
+    the name of each known plugin defect met to its message."""
 
     ran: bool
-    warnings: list = field(default_factory=list)
+    tolerated: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -66,8 +114,14 @@ class Attachment:
         check_ifname(self.ifname, f"{prefix}ifname")
 
     @classmethod
-    def from_cache(cls, entry: _cache.CacheEntry) -> Attachment:
-        return cls(entry.container_id, entry.netns, entry.ifname, entry.cni_args, entry.capability_args)
+    def from_cache(cls, entry: _cache.CacheEntry, netns: str = "") -> Attachment:
+        """The attachment as its ADD made it; ``netns`` stands in where the entry names none."""
+        return cls(entry.container_id, entry.effective_netns or netns, entry.ifname, entry.cni_args,
+                   entry.capability_args)
+
+
+class InterfaceInUseError(CNIError):
+    """The interface an ADD would create already exists in the target namespace."""
 
 
 class Engine:
@@ -128,40 +182,59 @@ class Engine:
 
     # -- ADD -------------------------------------------------------------------------------
 
-    def add(self, network: NetworkList, attachment: Attachment) -> dict:
+    def add(self, network: NetworkList, attachment: Attachment, requested_ips: list | None = None) -> dict:
         """ADD every plugin in order; cache and return the final result (at the list's version).
 
-        On failure the whole list is DELeted in reverse, nothing is cached, and the error says
-        which plugin failed (and what the rollback could not undo). An ADD interrupted earlier
-        (its intent marker is still there) is DELeted before this one starts."""
+        Refused, before anything runs, when ``attachment.ifname`` already exists in the
+        namespace. On failure the whole list is DELeted in reverse, nothing is cached, and the
+        error says which plugin failed (and what the rollback could not undo). An ADD
+        interrupted earlier (its intent marker is still there) is DELeted before this one starts.
+        ``requested_ips`` asks the IPAM for these addresses (CNI_ARGS ``IP``, which host-local
+        and static read); the cache records the attachment's own arguments."""
         check_network_name(network.name, "network")
         attachment.check()
         version = self.version_of(network)
         key = (self.cache_dir, network.name, attachment.container_id, attachment.ifname)
-        with _cache.attachment_lock(*key):
+        calls = _with_requested_ips(attachment, requested_ips)
+        with _cache.attachment_lock(*key), \
+                _cache.interface_lock(self.cache_dir, canonical_netns(attachment.netns), attachment.ifname):
             if _cache.is_pending(*key):
                 errors = self._delete_plugins(network, version, attachment, None)
                 if errors:
                     raise OperationError(f"cannot clean up an interrupted ADD of network {network.name}",
                                          errors[0], errors[1:])
+            self._refuse_taken_ifname(network.name, attachment)
             _cache.mark_pending(*key)
             result = None
             try:
                 for plugin in network.plugins:
-                    result = self._parse_result(plugin, self._call(network, plugin, "ADD", version, attachment, result), version)
+                    result = self._parse_result(plugin, self._call(network, plugin, "ADD", version, calls, result), version)
                 final = convert(result, version)  # a result the list's version cannot hold fails the ADD
                 _cache.write_entry(self.cache_dir, _cache.CacheEntry(
                     network.name, attachment.container_id, attachment.ifname, config=network.raw_bytes,
                     netns=attachment.netns, cni_args=attachment.cni_args,
-                    capability_args=attachment.capability_args, result=result))
+                    capability_args=attachment.capability_args, result=result, managed=True))
             except (CNIError, OSError) as exc:
                 cause = exc if isinstance(exc, CNIError) else CNIError(f"cannot write the result cache: {exc}")
-                rollback_errors = self._delete_plugins(network, version, attachment, result)
+                rollback_errors = self._delete_plugins(network, version, calls, result)
                 if not rollback_errors:
                     _cache.clear_pending(*key)
                 raise OperationError(f"ADD of network {network.name} failed and was rolled back", cause, rollback_errors) from exc
             _cache.clear_pending(*key)
         return final
+
+    def _refuse_taken_ifname(self, network_name: str, attachment: Attachment) -> None:
+        if not interface_exists(attachment.netns, attachment.ifname):
+            return
+        netns = canonical_netns(attachment.netns)
+        entries, _problems = _cache.list_entries(self.cache_dir)
+        owners = [f"network {e.network} (container ID {e.container_id})" for e in entries
+                  if e.ifname == attachment.ifname and canonical_netns(e.effective_netns) == netns]
+        owner = f"it belongs to {', '.join(owners)}" if owners else "no cached attachment names it"
+        raise InterfaceInUseError(
+            f"cannot attach network {network_name}: interface {attachment.ifname} already exists in network "
+            f"namespace {attachment.netns} ({owner}); nothing was changed. Choose another ifname, or detach "
+            "what holds it first")
 
     def interrupted(self, network_name: str, attachment: Attachment) -> bool:
         """True when an ADD of this attachment was started and never finished nor rolled back."""
@@ -208,7 +281,9 @@ class Engine:
         attachment.check()
         version = self.version_of(network)
         with _cache.attachment_lock(self.cache_dir, network.name, attachment.container_id, attachment.ifname):
-            return self._delete_unlocked(network, version, attachment)
+            existed = self._delete_unlocked(network, version, attachment)
+        _cache.remove_idle_lock_files(self.cache_dir)
+        return existed
 
     def _delete_unlocked(self, network: NetworkList, version: str, attachment: Attachment) -> bool:
         cached_result, existed = self._tolerant_cached_result(network.name, attachment)
@@ -264,14 +339,38 @@ class Engine:
                 raise CheckNotAvailable(f"nothing to CHECK: no cached result for {attachment.container_id}/"
                                         f"{attachment.ifname} on network {network.name}")
             for plugin in network.plugins:
-                try:
-                    self._call(network, plugin, "CHECK", version, attachment, entry.result)
-                except PluginError as exc:
-                    explanation = _known_check_defect(exc)
-                    if explanation is None:
-                        raise
-                    report.warnings.append(f"ignored a CHECK failure of {exc.plugin}: {exc.msg} ({explanation})")
+                self._check_plugin(network, plugin, version, attachment, entry.result, report)
         return report
+
+    def _check_plugin(self, network: NetworkList, plugin: dict, version: str, attachment: Attachment,
+                      prev_result: dict, report: CheckReport) -> None:
+        try:
+            self._call(network, plugin, "CHECK", version, attachment, prev_result)
+            return
+        except PluginError as exc:
+            error = exc
+        for defect in KNOWN_CHECK_DEFECTS:
+            match = defect.match(error)
+            if match is None:
+                continue
+            if defect.refresh is not None:
+                refreshed = defect.refresh(match, prev_result)
+                if refreshed is None:
+                    raise error
+                self._call(network, plugin, "CHECK", version, attachment, refreshed)
+            report.tolerated[defect.name] = f"ignored a CHECK failure of {error.plugin}: {error.msg} ({defect.explanation})"
+            return
+        raise error
+
+    def record_reported_defects(self, network_name: str, attachment: Attachment, names: list) -> None:
+        """Remember in our cache entry that these tolerated defects were reported, so that they
+        are reported once per attachment, not on every run."""
+        key = (self.cache_dir, network_name, attachment.container_id, attachment.ifname)
+        with _cache.attachment_lock(*key):
+            entry = _cache.read_entry(*key)
+            if entry is not None and entry.managed:
+                entry.reported_defects = sorted(set(entry.reported_defects) | set(names))
+                _cache.write_entry(self.cache_dir, entry)
 
     # -- GC and STATUS ---------------------------------------------------------------------
 
@@ -301,6 +400,7 @@ class Engine:
                                    extra={"cni.dev/valid-attachments": valid, "cni.dev/attachments": valid})
                     except CNIError as exc:
                         report["errors"].append(exc.to_dict())
+        _cache.remove_idle_lock_files(self.cache_dir)
         return report
 
     def gc_orphaned(self, network_name: str, keep) -> dict:
@@ -317,6 +417,7 @@ class Engine:
 
         with _cache.network_gc_lock(self.cache_dir, network_name):
             self._delete_stale(network_name, [], keep, network_at_add, report)
+        _cache.remove_idle_lock_files(self.cache_dir)
         return report
 
     def _delete_stale(self, network_name: str, valid_attachments: list, keep, network_of, report: dict) -> list:
@@ -325,8 +426,8 @@ class Engine:
         ``network_of(entry)`` gives, into ``report``. Returns the valid set as GC sends it."""
         entries, _problems = _cache.list_entries(self.cache_dir, network_name)
         kept = [(e.container_id, e.ifname) for e in entries if keep is not None and keep(e)]
-        valid = [{"containerID": cid, "ifname": ifname} for cid, ifname in list(valid_attachments) + kept]
-        valid_keys = {(v["containerID"], v["ifname"]) for v in valid}
+        valid_keys = dict.fromkeys(list(valid_attachments) + kept)  # ordered, once each
+        valid = [{"containerID": cid, "ifname": ifname} for cid, ifname in valid_keys]
         for entry in entries:
             if (entry.container_id, entry.ifname) in valid_keys:
                 continue
@@ -334,7 +435,7 @@ class Engine:
                 network, version = network_of(entry)
                 self._delete_unlocked(network, version, Attachment.from_cache(entry))
                 report["deleted"].append({"container_id": entry.container_id, "ifname": entry.ifname,
-                                          "netns": entry.netns})
+                                          "netns": entry.effective_netns, "managed": entry.managed})
             except CNIError as exc:
                 report["errors"].append(exc.to_dict())
         return valid
@@ -367,8 +468,11 @@ class Engine:
         return parse_network_list(entry.config, source=entry.path)
 
 
-def _known_check_defect(error: PluginError) -> str | None:
-    for plugin, text, explanation in KNOWN_CHECK_DEFECTS:
-        if error.plugin == plugin and text in error.msg:
-            return explanation
-    return None
+def _with_requested_ips(attachment: Attachment, requested_ips: list | None) -> Attachment:
+    """The attachment as the plugins see it when addresses are requested: CNI_ARGS ``IP``, with
+    ``IgnoreUnknown`` so that the plugins that do not read ``IP`` accept it."""
+    if not requested_ips:
+        return attachment
+    args = [pair for pair in attachment.cni_args if pair[0] not in ("IP", "IgnoreUnknown")]
+    args += [["IgnoreUnknown", "1"], ["IP", ",".join(requested_ips)]]
+    return dataclasses.replace(attachment, cni_args=args)

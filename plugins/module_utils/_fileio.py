@@ -133,14 +133,3 @@ def remove_if_exists(path: str) -> bool:
     except FileNotFoundError:
         return False
     return True
-
-
-@contextlib.contextmanager
-def file_lock(path: str, shared: bool = False):
-    """Hold an flock on ``path`` (created 0600 if missing) for the duration of the block."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)

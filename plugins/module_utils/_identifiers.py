@@ -87,6 +87,15 @@ def netns_name(path: str) -> str | None:
     return None
 
 
+def canonical_netns(path: str) -> str:
+    """One spelling per namespace path, for comparing them: ``/run/netns/x`` and
+    ``/var/run/netns/x`` are the same namespace; "" stays "" (no namespace known)."""
+    name = netns_name(path) if path else None
+    if name is not None:
+        return os.path.join(NETNS_DIR, name)
+    return os.path.normpath(path) if path else ""
+
+
 def cnitool_container_id(netns: str) -> str:
     """cnitool's container ID for a netns path: ``cnitool-`` + sha512(path)[:10] in hex."""
     return "cnitool-" + hashlib.sha512(netns.encode()).hexdigest()[:20]

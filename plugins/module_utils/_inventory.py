@@ -17,33 +17,25 @@ from ._conflist import CONFLIST_EXTENSIONS, ConfDir, NetworkList, find_network, 
 from ._engine import GC_STATUS_MIN_VERSION, Attachment, Engine
 from ._errors import CNIError
 from ._exec import find_plugin, probe_versions
-from ._identifiers import NETNS_DIR, check_container_id, check_ifname, netns_name
+from ._identifiers import NETNS_DIR, canonical_netns, check_container_id, check_ifname
 from ._result import summarise, supports
 
 GATHER_SUBSETS = ("plugins", "networks", "attachments", "namespaces")
 
 
 def describe(entry) -> dict:
-    """An attachment as the modules return it."""
+    """An attachment as the modules return it; ``managed`` is false for another runtime's."""
     return {"network": entry.network, "container_id": entry.container_id, "ifname": entry.ifname,
-            "netns": entry.netns}
+            "netns": entry.effective_netns, "managed": entry.managed}
 
 
 # -- the attachments of a namespace ---------------------------------------------------------------
 
-def same_netns(path: str) -> str:
-    """One spelling per namespace: ``/run/netns/x`` and ``/var/run/netns/x`` are the same one."""
-    name = netns_name(path)
-    if name is not None:
-        return os.path.join(NETNS_DIR, name)
-    return os.path.normpath(path) if path else ""
-
-
 def attachments_in_netns(engine: Engine, netns: str) -> list:
     """The cache entries of every attachment made into the namespace at path ``netns``."""
-    wanted = same_netns(netns)
+    wanted = canonical_netns(netns)
     entries, _problems = engine.cached_attachments()
-    return [e for e in entries if same_netns(e.netns) == wanted]
+    return [e for e in entries if canonical_netns(e.effective_netns) == wanted]
 
 
 def delete_attachments(engine: Engine, entries: list) -> tuple:
@@ -61,10 +53,15 @@ def delete_attachments(engine: Engine, entries: list) -> tuple:
 
 
 # -- garbage collection ---------------------------------------------------------------------------
+# GC collects only what this collection made (managed cache entries). Another runtime sharing the
+# cache directory collects its own: its entries are left alone in every mode, and are sent to the
+# plugins' GC as valid, so that their addresses are never released under a running container.
 
-def netns_is_live(entry) -> bool:
-    """The default rule of what GC keeps: an attachment whose namespace still exists."""
-    return _netns.is_netns(entry.netns)
+def netns_exists(entry) -> bool | None:
+    """Whether the attachment's namespace exists: None when the entry names none (no evidence
+    either way), False only when the named namespace is gone."""
+    path = entry.effective_netns
+    return _netns.is_netns(path) if path else None
 
 
 def check_valid_attachments(items: list, path: str = "valid_attachments") -> list:
@@ -96,8 +93,8 @@ def orphaned_networks(engine: Engine, declared: set) -> list:
 
 
 def gc_plan(engine: Engine, network: NetworkList, valid: list | None) -> list:
-    """What GC of ``network`` would collect: its cached attachments outside ``valid`` (pairs),
-    or, when ``valid`` is None, those whose namespace is gone."""
+    """What GC of ``network`` would collect: the attachments this collection made that are
+    outside ``valid`` (pairs), or, when ``valid`` is None, those whose namespace is gone."""
     return _stale(engine, network.name, _keep_declared(valid))
 
 
@@ -108,26 +105,46 @@ def gc_plan_orphaned(engine: Engine, network_name: str, valid: list | None) -> l
 
 def collect(engine: Engine, network: NetworkList, valid: list | None) -> dict:
     """Run GC on ``network``: DEL what :func:`gc_plan` names (judged under the GC lock), then
-    GC to 1.1.0 plugins (nothing with ``disableGC``). Returns the ``collected`` and ``errors``
+    GC to 1.1.0 plugins with everything else as valid (nothing with ``disableGC``). Returns the ``collected`` and ``errors``
     lists; an error that stops this network (a plugin not found) is one of the errors, so that
     the caller can go on with other networks."""
-    keep = netns_is_live if valid is None else None
-    return _reported(network.name, lambda: engine.gc(network, valid or [], keep=keep))
+    return _reported(network.name, lambda: engine.gc(network, valid or [], keep=_keep_declared(valid)))
 
 
 def collect_orphaned(engine: Engine, network_name: str, valid: list | None) -> dict:
     """GC of a network of :func:`orphaned_networks`: DEL, with the configuration cached at its
-    ADD, each attachment whose namespace is gone, unless ``valid`` lists it or its cached
+    ADD, each attachment this collection made whose namespace is gone, unless ``valid`` lists it or its cached
     configuration sets ``disableGC``. ``valid`` only protects here: it names the attachments of
     the networks the caller declares, and another runtime may share this cache directory."""
     return _reported(network_name, lambda: engine.gc_orphaned(network_name, keep=_keep_orphaned(valid)))
+
+
+def left_alone(engine: Engine, network_name: str) -> list:
+    """Another runtime's attachments of the network, which GC never collects."""
+    entries, _problems = engine.cached_attachments(network_name)
+    return [dict(describe(e), netns_exists=netns_exists(e)) for e in entries if not e.managed]
+
+
+def foreign_left_out(engine: Engine, network_name: str, valid: list | None) -> list:
+    """The live attachments of another runtime that an explicit ``valid`` list leaves out: GC
+    leaves them alone, and the user is told, since the list may have been meant to name them."""
+    if valid is None:
+        return []
+    keys = set(valid)
+    entries, _problems = engine.cached_attachments(network_name)
+    return [describe(e) for e in entries
+            if not e.managed and (e.container_id, e.ifname) not in keys and netns_exists(e) is not False]
 
 
 def _keep_declared(valid: list | None):
     keys = set(valid or [])
 
     def keep(entry) -> bool:
-        return (entry.container_id, entry.ifname) in keys or (valid is None and netns_is_live(entry))
+        if not entry.managed:
+            return True
+        if valid is None:
+            return netns_exists(entry) is not False
+        return (entry.container_id, entry.ifname) in keys
     return keep
 
 
@@ -135,7 +152,8 @@ def _keep_orphaned(valid: list | None):
     keys = set(valid or [])
 
     def keep(entry) -> bool:
-        return netns_is_live(entry) or (entry.container_id, entry.ifname) in keys or _opts_out_of_gc(entry)
+        return (not entry.managed or netns_exists(entry) is not False or (entry.container_id, entry.ifname) in keys
+                or _opts_out_of_gc(entry))
     return keep
 
 
@@ -243,7 +261,7 @@ def attachment_facts(engine: Engine) -> tuple:
     for entry in entries:
         summary = summarise(entry.result) if entry.result else {"interfaces": [], "ips": [], "mac": None}
         facts.append(dict(describe(entry), ips=summary["ips"], mac=summary["mac"],
-                          netns_exists=netns_is_live(entry), cache_file=entry.path))
+                          netns_exists=netns_exists(entry), cache_file=entry.path))
     return facts, [str(p) for p in problems]
 
 

@@ -74,6 +74,20 @@ def remove(name: str) -> bool:
     return True
 
 
+def interface_exists(netns: str, ifname: str) -> bool:
+    """Whether ``ifname`` exists in the namespace at path ``netns``; False when the path is no
+    namespace that can be entered (whatever then uses it reports that)."""
+    if not is_netns(netns):
+        return False
+    from pyroute2 import NetNS  # pylint: disable=import-outside-toplevel
+
+    try:
+        with NetNS(netns, flags=0) as ns:
+            return bool(ns.link_lookup(ifname=ifname))
+    except OSError:
+        return False  # removed since is_netns looked, or a file that is no namespace
+
+
 def interfaces(netns: str) -> list:
     """The links inside a namespace (name or path) with their MAC, MTU, state and addresses."""
     from pyroute2 import NetNS  # pylint: disable=import-outside-toplevel

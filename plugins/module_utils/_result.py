@@ -172,9 +172,14 @@ def convert(result: dict, to_version: str) -> dict:
 
 
 def summarise(result: dict) -> dict:
-    """The fields a playbook wants at hand: the sandbox interfaces, addresses and MACs."""
-    interfaces = result.get("interfaces") or []
-    ips = [ip.get("address") for ip in result.get("ips") or [] if ip.get("address")]
+    """The fields a playbook wants at hand: the sandbox interfaces, addresses and MACs. Parts of
+    the wrong shape (a damaged cache entry's) are skipped."""
+    def objects(key: str) -> list:
+        value = result.get(key)
+        return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+    interfaces = objects("interfaces")
+    ips = [ip.get("address") for ip in objects("ips") if ip.get("address")]
     for key in ("ip4", "ip6"):
         if isinstance(result.get(key), dict) and result[key].get("ip"):
             ips.append(result[key]["ip"])

@@ -19,6 +19,18 @@ description:
     changed arguments replace the attachment (DEL with the configuration cached at ADD, then
     ADD).
   - A failed ADD is rolled back with a DEL of the whole plugin list, so it leaves nothing behind.
+  - Before an ADD, the interface name must be free in the namespace; an interface already there (another
+    network's, or the container runtime's own) is refused with an error and nothing changes, so neither the ADD
+    nor its rollback can remove someone else's interface.
+  - A repair or replacement asks host-local IPAM for the addresses the attachment had, so a workload keeps its
+    address where the IPAM can give it back; RV(address_changed) says when it could not.
+  - An attachment found at the declared key that another runtime (podman, containerd, CRI-O, C(cnitool)) cached,
+    rather than this collection, is verified and otherwise left alone; if it differs from the declaration or fails
+    CHECK, the task fails instead of repairing or replacing it. O(state=absent) does detach it, with the
+    configuration, namespace and arguments its runtime cached.
+  - CHECK failures that are known defects of released plugins (portmap's IPv6 check up to v1.1.x, tuning's IFNAME
+    sysctls before v1.3.0, the bridge plugin comparing a bridge MAC that moves as ports join) are tolerated and
+    warned about once per attachment, not repaired.
   - Many attachments are converged in one task with O(attachments), several at a time.
 author:
   - cnikit maintainers (@cnikit)
@@ -238,6 +250,19 @@ ifname:
   returned: always, without O(attachments)
   type: str
   sample: eth0
+address_changed:
+  description:
+    - True when a repair or replacement gave the attachment other addresses than it had (the IPAM could not give
+      the old ones back); RV(previous_ips) then lists the old ones.
+  returned: always, without O(attachments)
+  type: bool
+  sample: false
+previous_ips:
+  description: The addresses the attachment had before a repair or replacement that changed them.
+  returned: when RV(address_changed) is true
+  type: list
+  elements: str
+  sample: [10.22.0.5/16]
 created_netns:
   description: Names of the namespaces created (or, in check mode, to be created) because of O(create_netns).
   returned: always
@@ -248,6 +273,8 @@ attachments:
   description:
     - One entry per item of O(attachments), in order, with the keys above plus C(state), C(changed), C(failed),
       C(warnings) and, for a failed item, C(msg) and C(error) (plugin, verb, code, details).
+    - Warnings printed by the task name the host, network, namespace and interface, so that a fleet's warnings stay
+      apart.
   returned: with O(attachments)
   type: list
   elements: dict
@@ -409,9 +436,9 @@ def main():
     except CNIError as error:
         fail_from_error(module, error)
     items = [_attach.describe(d, o) for d, o in zip(desired, outcomes)]
-    for item in items:
+    for item, declared in zip(items, desired):
         for warning in item.get("warnings") or []:
-            module.warn(f"{item['network']}/{item['container_id']}/{item['ifname']}: {warning}")
+            module.warn(f"{_attach.about(declared)}: {warning}")
     result = {"changed": bool(created) or any(i["changed"] for i in items), "created_netns": created}
     if module._diff:
         result["diff"] = diff_of(items)

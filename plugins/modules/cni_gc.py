@@ -16,6 +16,11 @@ description:
     cniVersion 1.1.0 and later are sent C(GC) with the valid attachments so they can clean up the rest.
   - The valid attachments are O(valid_attachments) when given; by default, every cached attachment whose
     namespace still exists. An attachment whose namespace was deleted without a DEL is therefore collected.
+  - Only attachments this collection made are ever collected. Another runtime sharing O(cache_dir) (podman,
+    containerd, CRI-O through libcni) collects its own: its attachments are left alone in every mode, listed in
+    RV(left_alone), and sent to the plugins' C(GC) as valid. A namespace counts as gone only when the path its
+    attachment names is gone; libcni before 1.2 caches no C(netns), and the path is then read from the result's
+    C(sandbox). Detach another runtime's attachment by naming it, with M(cnikit.cni.cni_attach) O(state=absent).
   - The valid set is judged while the network is locked against ADD and DEL by this collection, so an
     attachment being added at the same time is never collected.
   - A network with C(disableGC) is skipped.
@@ -52,8 +57,9 @@ options:
     type: str
   valid_attachments:
     description:
-      - The attachments to keep, by container ID and interface name. Every other cached attachment of the network is
-        collected, even when its namespace still exists.
+      - The attachments to keep, by container ID and interface name. Every other attachment this collection made in
+        the network is collected, even when its namespace still exists.
+      - A live attachment of another runtime that the list leaves out is not collected; a warning names it.
       - When omitted, the attachments whose namespace still exists are kept.
     type: list
     elements: dict
@@ -94,12 +100,13 @@ RETURN = r"""
 collected:
   description:
     - The attachments that were DELeted (in check mode, would be), each with C(network), C(container_id),
-      C(ifname) and C(netns).
+      C(ifname), C(netns) and C(managed) (always true).
   returned: always
   type: list
   elements: dict
   sample:
-    - {network: demo, container_id: cnitool-77383ca0a0715733ca6f, ifname: eth0, netns: /var/run/netns/web1}
+    - {network: demo, container_id: cnitool-77383ca0a0715733ca6f, ifname: eth0, netns: /var/run/netns/web1,
+       managed: true}
 errors:
   description:
     - DELs and GCs that failed, each with C(network), C(msg) and the failing plugin's details. The task fails when
@@ -115,6 +122,17 @@ orphaned_networks:
   type: list
   elements: str
   sample: [retired]
+left_alone:
+  description:
+    - The attachments of the networks examined that another runtime made, which GC never collects, each with
+      C(network), C(container_id), C(ifname), C(netns) and C(netns_exists) (null when the cache entry names no
+      namespace).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {network: podman, container_id: 4f1c0e..., ifname: eth0, netns: /run/netns/netns-5d7e, netns_exists: true,
+       managed: false}
 skipped_networks:
   description:
     - Names of the networks skipped because they set C(disableGC).
@@ -138,6 +156,16 @@ def _add_report(result: dict, report: dict) -> None:
     result["errors"].extend(report["errors"])
 
 
+def _examine(module: AnsibleModule, engine, network_name: str, valid: list | None, result: dict) -> None:
+    """Note another runtime's attachments of the network, warning of the live ones that an
+    explicit ``valid_attachments`` leaves out, before anything is collected."""
+    result["left_alone"].extend(_inventory.left_alone(engine, network_name))
+    for item in _inventory.foreign_left_out(engine, network_name, valid):
+        module.warn(f"network {network_name}: valid_attachments leaves out container ID {item['container_id']} "
+                    f"({item['ifname']} in {item['netns'] or 'an unnamed namespace'}), which another runtime made "
+                    "and which is live; it is left alone. Detach it with cni_attach state=absent if it must go")
+
+
 def main():
     argument_spec = {
         "network": {"type": "str"},
@@ -150,7 +178,8 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
     engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
-    result = {"changed": False, "collected": [], "errors": [], "skipped_networks": [], "orphaned_networks": []}
+    result = {"changed": False, "collected": [], "errors": [], "skipped_networks": [], "orphaned_networks": [],
+              "left_alone": []}
     try:
         valid = None
         if params["valid_attachments"] is not None:
@@ -162,13 +191,16 @@ def main():
         for network in networks:
             if network.disable_gc:
                 result["skipped_networks"].append(network.name)
-            elif module.check_mode:
+                continue
+            _examine(module, engine, network.name, valid, result)
+            if module.check_mode:
                 result["collected"].extend(_inventory.gc_plan(engine, network, valid))
             else:
                 _add_report(result, _inventory.collect(engine, network, valid))
         if params["network"] is None:
             result["orphaned_networks"] = _inventory.orphaned_networks(engine, {n.name for n in networks})
         for name in result["orphaned_networks"]:
+            result["left_alone"].extend(_inventory.left_alone(engine, name))
             if module.check_mode:
                 result["collected"].extend(_inventory.gc_plan_orphaned(engine, name, valid))
             else:

@@ -105,7 +105,11 @@ networks:
 attachments:
   description:
     - Each attachment in the result cache, with C(network), C(container_id), C(ifname), C(netns), C(ips),
-      C(mac), C(netns_exists) and C(cache_file).
+      C(mac), C(netns_exists), C(managed) and C(cache_file).
+    - C(managed) is false for an attachment another runtime (podman, containerd, CRI-O) cached in the shared
+      O(cache_dir); this collection's GC never collects those.
+    - C(netns) is the cached namespace path or, where the entry has none (libcni before 1.2 caches none), the
+      C(sandbox) of the result's interface. C(netns_exists) is null when neither names a namespace.
   returned: when V(attachments) is in O(gather)
   type: list
   elements: dict
@@ -117,6 +121,7 @@ attachments:
       ips: [10.22.0.5/16]
       mac: "86:55:0a:16:00:05"
       netns_exists: true
+      managed: true
       cache_file: /var/lib/cni/results/demo-cnitool-77383ca0a0715733ca6f-eth0
 namespaces:
   description: Each named network namespace, with C(name) and C(path).

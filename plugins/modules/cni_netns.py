@@ -16,7 +16,9 @@ description:
     never taken for C(cnit-abc), and a file left behind without its mount is replaced.
   - With O(state=absent), the attachments cached for the namespace (under either spelling,
     C(/var/run/netns/<name>) or C(/run/netns/<name>)) are DELeted first, each with the network configuration
-    cached at its ADD, so that IP reservations, host-side veths and port mappings do not leak. If a DEL fails
+    cached at its ADD, so that IP reservations, host-side veths and port mappings do not leak. That includes
+    attachments other runtimes cached in O(cache_dir) for the namespace (found by the C(sandbox) of their result
+    where libcni before 1.2 cached no C(netns)): the namespace is named explicitly, and removing it ends them. If a DEL fails
     the namespace is left in place and the task fails, so that a re-run can retry.
 author:
   - cnikit maintainers (@cnikit)
@@ -98,7 +100,8 @@ path:
 deleted_attachments:
   description:
     - The cached attachments that were DELeted (in check mode, would be) before the namespace was removed.
-    - Each has C(network), C(container_id), C(ifname) and C(netns) (the path the attachment was made with).
+    - Each has C(network), C(container_id), C(ifname), C(netns) (the path the attachment was made with) and
+      C(managed) (false for an attachment another runtime made: removing the namespace it lives in removes it too).
   returned: always
   type: list
   elements: dict

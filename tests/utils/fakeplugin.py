@@ -40,6 +40,11 @@ Debug file format (every key optional)::
       }
     }
 
+A verb may also hold a list of such objects: the first whose conditions hold applies (an
+object without any always does). ``if_args`` is text that ``CNI_ARGS`` must contain,
+``if_stdin`` text that stdin must: e.g. an ADD that fails when an address is requested with
+``IP=`` and succeeds without.
+
 ``stdout`` replaces what would be printed; ``error`` wins over ``result``. A config
 ``cniVersion`` outside the supported versions (the verb's own ``supportedVersions``, else
 VERSION's, else all) fails every verb but VERSION with code 1, as Go plugins do.
@@ -95,6 +100,13 @@ def log_call(debug, verb, stdin_text, config):
         handle.write(json.dumps(entry) + "\n")
 
 
+def choose(behaviour, stdin_text):
+    if not isinstance(behaviour, list):
+        return behaviour
+    args = os.environ.get("CNI_ARGS", "")
+    return next((b for b in behaviour if b.get("if_args", "") in args and b.get("if_stdin", "") in stdin_text), {})
+
+
 def main():
     stdin_text = sys.stdin.read()
     try:
@@ -104,7 +116,7 @@ def main():
     verb = os.environ.get("CNI_COMMAND", "")
     debug = load_debug(debug_path(config))
     log_call(debug, verb, stdin_text, config)
-    behaviour = debug.get(verb, {})
+    behaviour = choose(debug.get(verb, {}), stdin_text)
     supported = behaviour.get("supportedVersions") or debug.get("VERSION", {}).get("supportedVersions") or ALL_VERSIONS
 
     if behaviour.get("ignore_sigterm"):

@@ -213,5 +213,97 @@ def test_cache_entry_written_by_add_is_libcni_shaped(setup):
     net = network()
     _attach.converge(engine, desired(net, netns, cni_args=[["K", "V"]]))
     raw = json.loads(Path(_cache.entry_path(engine.cache_dir, "net1", "c1", "eth0")).read_bytes())
-    assert list(raw) == ["kind", "containerId", "config", "ifName", "networkName", "netns", "cniArgs", "result"]
+    assert list(raw) == ["kind", "containerId", "config", "ifName", "networkName", "netns", "cniArgs", "result",
+                         "cnikit"]
+    assert raw["cnikit"] == {"managed": True}  # ours; libcni's readers ignore the member
     assert raw["cniArgs"] == [["K", "V"]]
+
+
+# -- doing no harm: another runtime's entries, kept addresses, defects reported once --------------
+
+def foreign_entry(engine, net, netns, **changes):
+    """The declared attachment as libcni 1.1 (podman 4) caches it: no netns, no cnikit member."""
+    entry = _cache.CacheEntry("net1", "c1", "eth0", config=net.raw_bytes,
+                              result=dict(RESULT, interfaces=[dict(RESULT["interfaces"][0], sandbox=netns)]))
+    for key, value in changes.items():
+        setattr(entry, key, value)
+    _cache.write_entry(engine.cache_dir, entry)
+
+
+def test_another_runtimes_matching_attachment_is_checked_and_left_alone(setup):
+    plugins, engine, netns = setup
+    net = network()
+    foreign_entry(engine, net, netns)
+    outcome = _attach.converge(engine, desired(net, netns))
+    assert outcome.action == "unchanged"
+    assert verbs(plugins) == [("CHECK", "main"), ("CHECK", "meta")]
+
+
+@pytest.mark.parametrize("change, message", [
+    ("check", "and is not healthy"),
+    ("args", "with another configuration, namespace or arguments"),
+])
+def test_another_runtimes_attachment_is_never_repaired_or_replaced(setup, change, message):
+    plugins, engine, netns = setup
+    net = network()
+    foreign_entry(engine, net, netns, cni_args=[["K8S_POD_NAME", "web"]] if change == "args" else [])
+    plugins.configure("meta", CHECK={"error": {"code": 999, "msg": "interface gone"}})
+    with pytest.raises(_attach.ForeignAttachmentError, match=f"made by another runtime {message}"):
+        _attach.converge(engine, desired(net, netns))
+    assert "DEL" not in [verb for verb, _plugin in verbs(plugins)]
+    assert _cache.read_entry(engine.cache_dir, "net1", "c1", "eth0").managed is False  # untouched
+
+
+def test_absent_dels_another_runtimes_attachment_in_the_namespace_of_its_sandbox(setup):
+    plugins, engine, netns = setup
+    net = network()
+    foreign_entry(engine, net, netns)
+    outcome = _attach.converge(engine, desired(net, "/var/run/netns/declared-elsewhere", state="absent"))
+    assert outcome.action == "deleted"
+    assert {c["env"]["CNI_NETNS"] for c in plugins.calls("DEL")} == {netns}
+
+
+def test_a_repair_asks_host_local_for_the_address_it_had(setup):
+    plugins, engine, netns = setup
+    net = network(ipam={"type": "host-local", "subnet": "10.0.0.0/24"})
+    _attach.converge(engine, desired(net, netns, cni_args=[["K", "V"]]))
+    plugins.configure("meta", CHECK={"error": {"code": 999, "msg": "interface gone"}})
+    plugins.clear()
+    item = _attach.describe(desired(net, netns), _attach.converge(engine, desired(net, netns, cni_args=[["K", "V"]])))
+    add = plugins.calls("ADD")[0]
+    assert add["env"]["CNI_ARGS"] == "K=V;IgnoreUnknown=1;IP=10.0.0.2"
+    assert (item["action"], item["address_changed"]) == ("repaired", False)
+    cached = _cache.read_entry(engine.cache_dir, "net1", "c1", "eth0")
+    assert cached.cni_args == [["K", "V"]]  # the declared arguments, so the next run matches
+
+
+def test_a_repair_that_cannot_keep_the_address_says_so(setup):
+    plugins, engine, netns = setup
+    net = network(ipam={"type": "host-local", "subnet": "10.0.0.0/24"})
+    _attach.converge(engine, desired(net, netns))
+    plugins.configure("meta", CHECK={"error": {"code": 999, "msg": "interface gone"}})
+    new = dict(RESULT, ips=[{"address": "10.0.0.9/24", "interface": 0}])
+    # As host-local does when the address was taken meanwhile: the request fails, a plain ADD not.
+    plugins.configure("main", ADD=[{"if_args": "IP=", "error": {"code": 999, "msg": "10.0.0.2 is not available"}},
+                                   {"result": new}])
+    plugins.clear()
+    item = _attach.describe(desired(net, netns), _attach.converge(engine, desired(net, netns)))
+    adds = [(c["plugin"], c["env"]["CNI_ARGS"]) for c in plugins.calls("ADD")]
+    assert adds == [("main", "IgnoreUnknown=1;IP=10.0.0.2"), ("main", ""), ("meta", "")]
+    assert (item["action"], item["address_changed"], item["previous_ips"]) == ("repaired", True, ["10.0.0.2/24"])
+
+
+def test_a_tolerated_check_defect_is_warned_of_once_per_attachment(setup):
+    plugins, engine, netns = setup
+    plugins.install("portmap")
+    net = parse_network_list({"cniVersion": "1.0.0", "name": "net1", "plugins": [{"type": "main"}, {"type": "portmap"}]})
+    _attach.converge(engine, desired(net, netns))
+    plugins.configure("portmap", CHECK={"error": {"code": 999, "msg": "could not check ipv6 dnat: no chain"}})
+    first = _attach.converge(engine, desired(net, netns))
+    second = _attach.converge(engine, desired(net, netns))
+    assert first.action == second.action == "unchanged"
+    assert len(first.warnings) == 1 and "plugins#819" in first.warnings[0]
+    assert second.warnings == []
+    _attach.converge(engine, desired(net, netns, state="absent"))
+    _attach.converge(engine, desired(net, netns))  # a new attachment: warned of again
+    assert len(_attach.converge(engine, desired(net, netns)).warnings) == 1

@@ -11,6 +11,7 @@ import json
 import os
 import stat
 import threading
+import time
 
 import pytest
 
@@ -256,3 +257,43 @@ def test_unusable_cache_dir_is_a_config_error_naming_it(tmp_path, lock):
             pass
     assert info.value.path == "cache_dir" and info.value.value == str(cache_dir)
     assert f"cannot create lock files in {cache_dir}/cnikit-locks (File exists: {cache_dir})" in str(info.value)
+
+
+def test_idle_lock_files_and_empty_directories_are_removed_held_ones_kept(tmp_path):
+    cache_dir = str(tmp_path)
+    _cache.mark_pending(cache_dir, "net", "c1", "eth0")
+    _cache.clear_pending(cache_dir, "net", "c1", "eth0")
+    assert not (tmp_path / _cache.PENDING_SUBDIR).exists()  # the marker's directory went with it
+    held_in, held_out = _holder(_cache.attachment_lock(cache_dir, "net", "c1", "eth0"))
+    assert held_in.wait(5)
+    with _cache.network_gc_lock(cache_dir, "other"):
+        pass
+    _cache.remove_idle_lock_files(cache_dir)
+    assert sorted(os.listdir(tmp_path / _cache.LOCKS_SUBDIR)) == [
+        "attachment-%03d.lock" % _stripe("net", "c1", "eth0"), "network-net.lock"]
+    held_out.set()
+    _wait_until(lambda: _cache.remove_idle_lock_files(cache_dir) or not (tmp_path / _cache.LOCKS_SUBDIR).exists())
+
+
+def test_a_lock_file_removed_while_waited_for_is_opened_anew(tmp_path):
+    cache_dir = str(tmp_path)
+    first_in, first_out = _holder(_cache.network_gc_lock(cache_dir, "net"))
+    assert first_in.wait(5)
+    second_in, second_out = _holder(_cache.network_gc_lock(cache_dir, "net"))  # waits on the same file
+    assert not second_in.wait(0.3)
+    os.unlink(tmp_path / _cache.LOCKS_SUBDIR / "network-net.lock")  # as an idle sweep would, once free
+    first_out.set()
+    assert second_in.wait(5)
+    # The waiter holds a new file at the path, so a third locker is kept out by it.
+    third_in, third_out = _holder(_cache.network_gc_lock(cache_dir, "net"))
+    assert not third_in.wait(0.3)
+    second_out.set()
+    assert third_in.wait(5)
+    third_out.set()
+
+
+def _wait_until(condition, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.02)

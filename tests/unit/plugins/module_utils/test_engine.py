@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _cache, _exec
+from ansible_collections.cnikit.cni.plugins.module_utils import _cache, _engine, _exec
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, CheckNotAvailable, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import (
@@ -381,7 +381,7 @@ def test_check_before_0_4_0_is_not_available(engine, fake, version):
 
 def test_check_honours_disable_check(engine, fake):
     report = engine.check(_net("noop", version="1.0.0", disableCheck=True), _attachment())
-    assert report.ran is False and report.warnings == []
+    assert report.ran is False and report.tolerated == {}
     assert fake.calls() == []
 
 
@@ -397,7 +397,7 @@ def test_check_runs_in_order_with_the_cached_result(engine, fake):
     engine.add(network, _attachment(cni_args=[["K", "V"]]))
     fake.clear()
     report = engine.check(network, _attachment(cni_args=[["K", "V"]]))
-    assert report.ran is True and report.warnings == []
+    assert report.ran is True and report.tolerated == {}
     assert _sequence(fake) == [("CHECK", "noop"), ("CHECK", "noop2")]
     assert all(c["stdin"]["prevResult"] == _result("0.4.0") for c in fake.calls())
     assert fake.calls()[0]["env"]["CNI_ARGS"] == "K=V"
@@ -430,9 +430,9 @@ def test_known_portmap_check_defect_is_a_warning(engine, fake):
     report = engine.check(network, _attachment())
     assert _sequence(fake) == [("CHECK", "portmap"), ("CHECK", "noop")]
     assert report.ran is True
-    assert len(report.warnings) == 1
-    assert "ignored a CHECK failure of portmap: could not check ipv6 dnat" in report.warnings[0]
-    assert "containernetworking/plugins#819" in report.warnings[0]
+    assert list(report.tolerated) == ["portmap-ipv6-check"]
+    assert "ignored a CHECK failure of portmap: could not check ipv6 dnat" in report.tolerated["portmap-ipv6-check"]
+    assert "containernetworking/plugins#819" in report.tolerated["portmap-ipv6-check"]
 
 
 def test_other_portmap_check_failures_are_errors(engine, fake):
@@ -466,8 +466,8 @@ def test_gc_deletes_stale_attachments_and_sends_gc_with_both_keys(engine, fake):
     fake.clear()
     report = engine.gc(network, [("c1", "eth0")])
     assert report == {"skipped": False, "errors": [], "deleted": [
-        {"container_id": "c2", "ifname": "eth0", "netns": "/var/run/netns/c2"},
-        {"container_id": "c3", "ifname": "eth0", "netns": "/var/run/netns/c3"}]}
+        {"container_id": "c2", "ifname": "eth0", "netns": "/var/run/netns/c2", "managed": True},
+        {"container_id": "c3", "ifname": "eth0", "netns": "/var/run/netns/c3", "managed": True}]}
     assert _sequence(fake) == [("DEL", "noop2"), ("DEL", "noop"), ("DEL", "noop2"), ("DEL", "noop"),
                                ("GC", "noop"), ("GC", "noop2")]
     dels = fake.calls("DEL")
@@ -599,11 +599,25 @@ def test_attachments_of_different_containers_run_in_parallel(engine, fake, go):
     thread = threading.Thread(target=engine.add, args=(slow, _attachment("c1")))
     thread.start()
     _wait_for(lambda: fake.calls("ADD"))
-    engine.add(quick, _attachment("c2"))  # completes while c1's ADD is held up
+    engine.add(quick, _attachment("c2", netns="/var/run/netns/other"))  # completes while c1's ADD is held up
     assert _sequence(fake) == [("ADD", "noop"), ("ADD", "noop2")]
     go.touch()
     thread.join(10)
-    assert _cache_file(engine, container_id="c1").exists()
+
+
+def test_adds_of_one_interface_name_into_one_namespace_are_serialised(engine, fake, go):
+    fake.configure("noop", ADD={"wait_for": str(go)})
+    first = threading.Thread(target=engine.add, args=(_net("noop"), _attachment("c1")))
+    first.start()
+    _wait_for(lambda: fake.calls("ADD"))
+    second = threading.Thread(target=engine.add, args=(_net("noop2"), _attachment("c2")))
+    second.start()
+    second.join(0.5)
+    assert second.is_alive() and _sequence(fake) == [("ADD", "noop")]
+    go.touch()
+    first.join(10)
+    second.join(10)
+    assert _sequence(fake) == [("ADD", "noop"), ("ADD", "noop2")]
 
 
 def test_operations_on_one_attachment_are_serialised(engine, fake, go):
@@ -719,4 +733,41 @@ def test_known_tuning_check_defect_is_a_warning(engine, fake):
     engine.add(network, _attachment())
     fake.configure("tuning", CHECK={"error": {"code": 999, "msg": 'sysctl "net/ipv4/conf/IFNAME/rp_filter" not found'}})
     report = engine.check(network, _attachment())
-    assert len(report.warnings) == 1 and "containernetworking/plugins#885" in report.warnings[0]
+    assert list(report.tolerated) == ["tuning-ifname-sysctl"]
+    assert "containernetworking/plugins#885" in report.tolerated["tuning-ifname-sysctl"]
+
+
+def test_a_bridge_mac_that_moved_is_checked_again_with_the_current_mac(engine, fake, tmp_path, monkeypatch):
+    monkeypatch.setattr(_engine, "SYSFS_NET", str(tmp_path))
+    (tmp_path / "cnit-br0").mkdir()
+    (tmp_path / "cnit-br0" / "address").write_text("0a:58:0a:00:00:09\n")
+    fake.install("bridge", ADD={"result": {"cniVersion": "1.0.0", "interfaces": [
+        {"name": "cnit-br0", "mac": "0a:58:0a:00:00:01"}, {"name": "eth0", "mac": "0a:58:0a:00:00:02", "sandbox": "/x"}]}})
+    network = _net("bridge")
+    engine.add(network, _attachment())
+    moved = {"error": {"code": 999, "msg": "Bridge interface cnit-br0 Mac doesn't match: 0a:58:0a:00:00:09"}}
+    fake.configure("bridge", CHECK=[dict(moved, if_stdin="0a:58:0a:00:00:01")])  # passes with the current MAC
+    fake.clear()
+
+    report = engine.check(network, _attachment())
+
+    assert list(report.tolerated) == ["bridge-mac-moved"]
+    assert [[i["mac"] for i in c["stdin"]["prevResult"]["interfaces"]] for c in fake.calls("CHECK")] == [
+        ["0a:58:0a:00:00:01", "0a:58:0a:00:00:02"], ["0a:58:0a:00:00:09", "0a:58:0a:00:00:02"]]
+    fake.configure("bridge", CHECK=moved)  # fails with the current MAC too: something else is wrong
+    with pytest.raises(PluginError, match="Mac doesn't match"):
+        engine.check(network, _attachment())
+    (tmp_path / "cnit-br0" / "address").unlink()
+    fake.clear()
+    with pytest.raises(PluginError, match="Mac doesn't match"):  # the bridge is gone: no second try
+        engine.check(network, _attachment())
+    assert len(fake.calls("CHECK")) == 1
+
+
+def test_a_container_mac_that_changed_is_not_tolerated(engine, fake):
+    fake.install("bridge")
+    network = _net("bridge")
+    engine.add(network, _attachment())
+    fake.configure("bridge", CHECK={"error": {"code": 999, "msg": "Interface eth0 Mac doesn't match: 0a:58:0a:00:00:07"}})
+    with pytest.raises(PluginError, match="Interface eth0 Mac doesn't match"):
+        engine.check(network, _attachment())

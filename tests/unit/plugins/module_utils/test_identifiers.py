@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.cnikit.cni.plugins.module_utils import _identifiers
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import (
     check_container_id, check_ifname, check_netns_name, check_network_name, cni_args_string,
@@ -125,3 +126,15 @@ def test_cni_args_string_round_trips():
     assert cni_args_string(pairs) == "IgnoreUnknown=1;IP=10.0.0.5/24"
     assert normalise_cni_args(cni_args_string(pairs)) == pairs
     assert cni_args_string([]) == ""
+
+
+@pytest.mark.parametrize("path, expected", [
+    ("/run/netns/a", "/var/run/netns/a"),
+    ("/var/run/netns/a", "/var/run/netns/a"),
+    ("/var/run/netns//a", "/var/run/netns/a"),
+    ("/proc/42/ns/net", "/proc/42/ns/net"),
+    ("/proc/42/../42/ns/net", "/proc/42/ns/net"),
+    ("", ""),
+])
+def test_canonical_netns_gives_one_spelling_per_namespace(path, expected):
+    assert _identifiers.canonical_netns(path) == expected

@@ -54,7 +54,10 @@ class Host:
         path.write_text(json.dumps(conf))
         return conf
 
-    def cache_entry(self, network, container_id, netns, ifname="eth0", conf=None, ips=("10.249.7.2/24",)):
+    def cache_entry(self, network, container_id, netns, ifname="eth0", conf=None, ips=("10.249.7.2/24",),
+                    managed=True, cache_netns=True):
+        """An entry as this collection writes it (``managed``), or as another runtime does; with
+        ``cache_netns`` False, as libcni before 1.2 does: the path only in the result's sandbox."""
         conf = conf or {"cniVersion": "1.1.0", "name": network,
                         "plugins": [{"type": "noop", "debugFile": str(self.bin / "noop.debug.json")}]}
         entry = {"kind": "cniCacheV1", "containerId": container_id,
@@ -63,6 +66,10 @@ class Host:
                  "result": {"cniVersion": "1.1.0",
                             "interfaces": [{"name": ifname, "mac": "0a:58:0a:f9:07:02", "sandbox": netns}],
                             "ips": [{"address": ip, "interface": 0} for ip in ips]}}
+        if not cache_netns:
+            del entry["netns"]
+        if managed:
+            entry["cnikit"] = {"managed": True}
         path = self.cache / "results" / f"{network}-{container_id}-{ifname}"
         path.write_text(json.dumps(entry))
         return path
@@ -87,18 +94,6 @@ def host(tmp_path):
 
 # -- namespaces ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("path, expected", [
-    ("/run/netns/a", "/var/run/netns/a"),
-    ("/var/run/netns/a", "/var/run/netns/a"),
-    ("/var/run/netns//a", "/var/run/netns/a"),
-    ("/proc/42/ns/net", "/proc/42/ns/net"),
-    ("/proc/42/../42/ns/net", "/proc/42/ns/net"),
-    ("", ""),
-])
-def test_same_netns_gives_one_spelling_per_namespace(path, expected):
-    assert _inventory.same_netns(path) == expected
-
-
 def test_attachments_in_netns_match_both_spellings_and_the_exact_name(host):
     host.cache_entry("net1", "c1", "/run/netns/cnit-i-ab")
     host.cache_entry("net2", "c1", "/var/run/netns/cnit-i-ab")
@@ -120,8 +115,8 @@ def test_delete_attachments_dels_with_the_cached_config_and_removes_the_entries(
 
     assert errors == []
     assert deleted == [
-        {"network": "net1", "container_id": "c1", "ifname": "eth0", "netns": "/var/run/netns/cnit-i-x"},
-        {"network": "net2", "container_id": "c1", "ifname": "net1", "netns": "/var/run/netns/cnit-i-x"},
+        {"network": "net1", "container_id": "c1", "ifname": "eth0", "netns": "/var/run/netns/cnit-i-x", "managed": True},
+        {"network": "net2", "container_id": "c1", "ifname": "net1", "netns": "/var/run/netns/cnit-i-x", "managed": True},
     ]
     dels = host.calls("DEL")
     assert [(c["stdin"]["name"], c["env"]["CNI_IFNAME"], c["env"]["CNI_NETNS"]) for c in dels] == [
@@ -160,7 +155,7 @@ def test_gc_default_collects_only_attachments_whose_namespace_is_gone(host):
 
     assert problems == []
     plan = _inventory.gc_plan(host.engine, networks[0], None)
-    assert plan == [{"network": "net1", "container_id": "c-gone", "ifname": "eth0", "netns": gone}]
+    assert plan == [{"network": "net1", "container_id": "c-gone", "ifname": "eth0", "netns": gone, "managed": True}]
     assert host.calls("DEL") == []
 
     report = _inventory.collect(host.engine, networks[0], None)
@@ -408,3 +403,54 @@ def test_namespace_facts_use_the_canonical_path(monkeypatch):
     monkeypatch.setattr(_inventory._netns, "list_named", lambda: ["cnit-i-a", "cnit-i-b"])
     assert _inventory.namespace_facts() == [{"name": "cnit-i-a", "path": "/var/run/netns/cnit-i-a"},
                                             {"name": "cnit-i-b", "path": "/var/run/netns/cnit-i-b"}]
+
+
+# -- another runtime's attachments (foreign cache entries) ------------------------------------
+
+def test_a_libcni_1_1_entry_is_read_with_the_netns_of_its_sandbox(host):
+    live = host.netns("podman-ns")
+    host.cache_entry("net1", "f" * 64, live, managed=False, cache_netns=False)
+    [fact], problems = _inventory.attachment_facts(host.engine)
+    assert problems == []
+    assert (fact["netns"], fact["netns_exists"], fact["managed"]) == (live, True, False)
+
+
+def test_gc_never_collects_another_runtimes_attachments_in_any_mode(host):
+    host.plugin()
+    host.conflist("net1")
+    gone = host.netns("gone")
+    live_foreign = host.cache_entry("net1", "podman1", host.netns("live"), managed=False, cache_netns=False)
+    dead_foreign = host.cache_entry("net1", "podman2", gone, managed=False, cache_netns=False)
+    nameless = host.cache_entry("net1", "podman3", "", managed=False, cache_netns=False)
+    ours = host.cache_entry("net1", "ours", gone)
+    os.unlink(gone)
+    network = _inventory.gc_networks(str(host.conf), "net1")[0][0]
+
+    for valid in (None, _inventory.check_valid_attachments([{"container_id": "other"}])):
+        plan = _inventory.gc_plan(host.engine, network, valid)
+        assert [p["container_id"] for p in plan] == ["ours"]
+    report = _inventory.collect(host.engine, network, _inventory.check_valid_attachments([{"container_id": "x"}]))
+
+    assert [c["container_id"] for c in report["collected"]] == ["ours"] and not ours.exists()
+    assert live_foreign.exists() and dead_foreign.exists() and nameless.exists()
+    sent = host.calls("GC")[0]["stdin"]["cni.dev/valid-attachments"]
+    assert {v["containerID"] for v in sent} == {"x", "podman1", "podman2", "podman3"}
+    assert {(i["container_id"], i["netns_exists"]) for i in _inventory.left_alone(host.engine, "net1")} == {
+        ("podman1", True), ("podman2", False), ("podman3", None)}
+
+
+def test_an_explicit_list_that_leaves_out_a_live_foreign_attachment_is_reported(host):
+    gone = host.netns("gone")
+    host.cache_entry("net1", "podman1", host.netns("live"), managed=False, cache_netns=False)
+    host.cache_entry("net1", "podman2", gone, managed=False)
+    host.cache_entry("net1", "listed", host.netns("x"), managed=False)
+    os.unlink(gone)
+    valid = _inventory.check_valid_attachments([{"container_id": "listed"}])
+    assert [i["container_id"] for i in _inventory.foreign_left_out(host.engine, "net1", valid)] == ["podman1"]
+    assert _inventory.foreign_left_out(host.engine, "net1", None) == []
+
+
+def test_an_entry_that_names_no_namespace_is_not_taken_for_gone(host):
+    host.conf.joinpath("unused").write_text("")
+    host.cache_entry("retired", "nameless", "", cache_netns=False)
+    assert _inventory.gc_plan_orphaned(host.engine, "retired", None) == []

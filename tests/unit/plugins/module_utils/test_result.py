@@ -244,3 +244,9 @@ def test_select_version_narrowed_by_probed_plugins(cni_version, cni_versions, pl
 def test_summarise_lists_sandbox_interfaces_addresses_and_mac():
     assert summarise(GOLDEN_110) == {"interfaces": ["eth0"], "ips": ["10.22.0.5/16"], "mac": "86:55:0a:16:00:05"}
     assert summarise(GOLDEN_020) == {"interfaces": [], "ips": ["10.22.0.5/16"], "mac": None}
+
+
+@pytest.mark.parametrize("damaged", [{"ips": "10.0.0.2/24"}, {"ips": ["10.0.0.2/24"], "interfaces": "eth0"},
+                                     {"interfaces": [None, 7]}])
+def test_summarise_skips_parts_of_the_wrong_shape(damaged):
+    assert summarise(dict(damaged, cniVersion="1.0.0")) == {"interfaces": [], "ips": [], "mac": None}
