@@ -29,7 +29,8 @@ ENGINE_WORK = "/tmp/cnit-b-engine"
 
 sys.path[:0] = [INPLACE, os.path.join(REPO, "tests", "utils")]
 
-import fleet  # noqa: E402  pylint: disable=wrong-import-position
+# For run.py's fleet case, as harness.fleet.
+import fleet  # noqa: E402,F401  pylint: disable=wrong-import-position,unused-import
 import hostclean  # noqa: E402  pylint: disable=wrong-import-position
 import release_server  # noqa: E402  pylint: disable=wrong-import-position
 

@@ -190,7 +190,7 @@ def fleet_details(case: dict) -> list:
 
 
 def attach40_details(case: dict) -> list:
-    labels = {"tasks": f"two batched `cni_attach` tasks (attach, detach; `parallel: 4`)",
+    labels = {"tasks": "two batched `cni_attach` tasks (attach, detach; `parallel: 4`)",
               "ping x2": "two `ansible.builtin.ping` tasks (Ansible's floor for two tasks)",
               "plain loop": "the plugins in a plain sequential loop (ADD all, then DEL all)",
               "in process p4": "the module's own work in process (`converge_all`, `parallel: 4`)",

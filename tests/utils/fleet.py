@@ -114,8 +114,8 @@ def answers(address: str, timeout: float = 1.0) -> bool:
 def parse_hosts(specs: list, subnet: str) -> list:
     hosts = []
     for spec in specs:
-        name, _, rest = spec.partition("=")
-        index, _, user = rest.partition(":")
+        name, rest = (spec.split("=", 1) + [""])[:2]
+        index, user = (rest.split(":", 1) + [""])[:2]
         if not name or not index.isdigit() or not 2 <= int(index) <= 254:
             raise SystemExit(f"fleet.py: host {spec!r}: expected NAME=INDEX[:USER] with INDEX in 2..254")
         hosts.append({"name": name, "index": int(index), "address": f"{subnet}.{index}", "user": user or "root"})
@@ -182,7 +182,8 @@ def start_host(host: dict, args, bridge: str, state: dict) -> None:
                FLEET_ADDRESS=host["address"], FLEET_SSHD=SSHD, FLEET_SSHD_CONFIG=config,
                FLEET_PRIVATE_DIRS=" ".join(PRIVATE_DIRS))
     with open(os.path.join(host_dir, "sshd.log"), "ab") as log:
-        unshare = subprocess.Popen(  # pylint: disable=consider-using-with  (it outlives this process)
+        # It outlives this process, so no with-block.
+        unshare = subprocess.Popen(  # pylint: disable=consider-using-with
             ["unshare", "--mount", "--net", "--uts", "--pid", "--fork", "--mount-proc", "--propagation", "private",
              "sh", "-c", BOOT], env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     host["unshare_pid"] = unshare.pid
