@@ -220,8 +220,8 @@ def imports_analysis(case: dict) -> str:
 {heavy_text} A module run pays `pyroute2` only to create or inspect namespaces and `jsonschema` only
 to validate. Every module pays `ansible.module_utils.basic` first. Beyond that, `cni_plugin_install`
 imports `ansible.module_utils.urls` at load time although a no-op re-run downloads nothing.
-`cni_gc`, `cni_info` and `cni_netns` load `_inventory`, which imports `_release` (`http.client`,
-`tarfile`) and `_validate` only in the functions of `cni_info` that use them.
+`cni_gc` and `cni_netns` load `_gc`; `cni_info` loads `_facts`, which imports `_release` (`http.client`,
+`tarfile`) and `_validate` only in the functions that use them.
 """
 
 

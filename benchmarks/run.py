@@ -106,7 +106,7 @@ def case_engine(params: dict) -> dict:
     engine = Engine(CNI_PATH, f"{ENGINE_WORK}/cache")
     attachment = Attachment("cnit-b-engine", netns, "eth0")
     direct = DirectLoop(network, "cnit-b-direct", netns, "eth0")
-    direct_with_timeout = DirectLoop(network, "cnit-b-direct", netns, "eth0", timeout=engine.timeout)
+    direct_with_timeout = DirectLoop(network, "cnit-b-direct", netns, "eth0", timeout=engine.executor.timeout)
 
     def engine_cycle():
         engine.add(network, attachment)

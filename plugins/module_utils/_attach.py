@@ -206,7 +206,7 @@ def converge_all(engine: Engine, desired: list, check_mode: bool = False, parall
         return list(pool.map(run, desired))
 
 
-def describe(desired: Desired, outcome) -> dict:
+def item_result(desired: Desired, outcome) -> dict:
     """One attachment's return value: identity, action and result, or the error."""
     attachment = desired.attachment
     item = {"network": desired.network_name, "container_id": attachment.container_id,

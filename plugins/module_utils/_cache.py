@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from ._errors import CNIError, ConfigError
 from ._fileio import atomic_write, ensure_dir, fsync_dir, read_if_exists, remove_if_exists, remove_written_file
-from ._identifiers import MAX_NAME_BYTES, check_container_id, check_ifname, check_network_name
+from ._identifiers import AttachmentKey, check_network_name
 
 KIND = "cniCacheV1"
 RESULTS_SUBDIR = "results"
@@ -63,6 +63,10 @@ class CacheEntry:
     reported_defects: list = field(default_factory=list)  # tolerated CHECK defects already warned of
 
     @property
+    def key(self) -> AttachmentKey:
+        return AttachmentKey(self.network, self.container_id, self.ifname)
+
+    @property
     def effective_netns(self) -> str:
         """The namespace the attachment lives in: ``netns``, or, where the entry has none (libcni
         before 1.2 writes none), the ``sandbox`` of the result's interface; "" when neither
@@ -73,6 +77,11 @@ class CacheEntry:
         sandboxes = [i.get("sandbox") for i in interfaces if i.get("name") == self.ifname] + \
             [i.get("sandbox") for i in interfaces]
         return next((s for s in sandboxes if isinstance(s, str) and s), "")
+
+    def identity(self) -> dict:
+        """The attachment as the modules return it; ``managed`` is false for another runtime's."""
+        return {"network": self.network, "container_id": self.container_id, "ifname": self.ifname,
+                "netns": self.effective_netns, "managed": self.managed}
 
     def to_json(self) -> bytes:
         # libcni's field order; result and capabilityArgs are Go maps, hence sorted keys.
@@ -98,26 +107,19 @@ def _sorted(value: dict) -> dict:
     return json.loads(json.dumps(value, sort_keys=True))
 
 
-def entry_path(cache_dir: str, network: str, container_id: str, ifname: str) -> str:
-    """The entry's path, after checking each part so nothing outside ``cache_dir`` is reachable."""
-    check_network_name(network, "network")
-    check_container_id(container_id)
-    check_ifname(ifname)
-    name = f"{network}-{container_id}-{ifname}"
-    if len(name.encode()) > MAX_NAME_BYTES:
-        raise ConfigError("container_id", f"network name, container ID and ifname together exceed {MAX_NAME_BYTES} bytes", name)
-    return os.path.join(cache_dir, RESULTS_SUBDIR, name)
+def entry_path(cache_dir: str, key: AttachmentKey) -> str:
+    return os.path.join(cache_dir, RESULTS_SUBDIR, key.file_name)
 
 
 def write_entry(cache_dir: str, entry: CacheEntry) -> str:
-    path = entry_path(cache_dir, entry.network, entry.container_id, entry.ifname)
+    path = entry_path(cache_dir, entry.key)
     ensure_dir(cache_dir, 0o700)
     ensure_dir(os.path.dirname(path), 0o700)
     atomic_write(path, entry.to_json(), mode=0o600)
     return path
 
 
-def _parse(path: str, data: bytes, network: str = "", container_id: str = "", ifname: str = "") -> CacheEntry:
+def _parse(path: str, data: bytes, key: AttachmentKey | None = None) -> CacheEntry:
     if not data.strip():
         raise CacheError(path, "the file is empty")
     try:
@@ -129,7 +131,9 @@ def _parse(path: str, data: bytes, network: str = "", container_id: str = "", if
     if raw.get("kind") != KIND:
         if "kind" in raw or "cniVersion" not in raw:
             raise CacheError(path, f"unknown kind {raw.get('kind')!r}")
-        # libcni's legacy format: the bare result.
+        # libcni's legacy format: the bare result, known only by its file's key (and skipped
+        # by listings, as libcni's GetCachedAttachments skips it).
+        network, container_id, ifname = (key.network, key.container_id, key.ifname) if key else ("", "", "")
         return CacheEntry(network, container_id, ifname, result=raw, path=path)
     try:
         config = base64.b64decode(raw.get("config") or "", validate=True)
@@ -150,26 +154,26 @@ def _parse(path: str, data: bytes, network: str = "", container_id: str = "", if
                       reported_defects=[r for r in reported if isinstance(r, str)] if isinstance(reported, list) else [])
 
 
-def read_entry(cache_dir: str, network: str, container_id: str, ifname: str) -> CacheEntry | None:
+def read_entry(cache_dir: str, key: AttachmentKey) -> CacheEntry | None:
     """The cached attachment, None if there is none; CacheError if the file is unusable."""
-    path = entry_path(cache_dir, network, container_id, ifname)
+    path = entry_path(cache_dir, key)
     data = read_if_exists(path)
     if data is None:
         return None
-    return _parse(path, data, network, container_id, ifname)
+    return _parse(path, data, key)
 
 
-def delete_entry(cache_dir: str, network: str, container_id: str, ifname: str) -> bool:
-    return remove_written_file(entry_path(cache_dir, network, container_id, ifname))
+def delete_entry(cache_dir: str, key: AttachmentKey) -> bool:
+    return remove_written_file(entry_path(cache_dir, key))
 
 
-def _pending_path(cache_dir: str, network: str, container_id: str, ifname: str) -> str:
-    return os.path.join(cache_dir, PENDING_SUBDIR, os.path.basename(entry_path(cache_dir, network, container_id, ifname)))
+def _pending_path(cache_dir: str, key: AttachmentKey) -> str:
+    return os.path.join(cache_dir, PENDING_SUBDIR, key.file_name)
 
 
-def mark_pending(cache_dir: str, network: str, container_id: str, ifname: str) -> None:
+def mark_pending(cache_dir: str, key: AttachmentKey) -> None:
     """Record that an ADD is starting, so a run killed half-way is known to the next one."""
-    path = _pending_path(cache_dir, network, container_id, ifname)
+    path = _pending_path(cache_dir, key)
     # An empty file has no content to replace atomically: creating it and making its directory
     # entry durable is enough, and saves atomic_write's rename and second fsync on every ADD.
     fd = _open_in_own_dir(cache_dir, path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -180,14 +184,14 @@ def mark_pending(cache_dir: str, network: str, container_id: str, ifname: str) -
     fsync_dir(os.path.dirname(path))
 
 
-def clear_pending(cache_dir: str, network: str, container_id: str, ifname: str) -> None:
-    path = _pending_path(cache_dir, network, container_id, ifname)
+def clear_pending(cache_dir: str, key: AttachmentKey) -> None:
+    path = _pending_path(cache_dir, key)
     if remove_if_exists(path):
         _remove_dir_if_empty(os.path.dirname(path))
 
 
-def is_pending(cache_dir: str, network: str, container_id: str, ifname: str) -> bool:
-    return os.path.exists(_pending_path(cache_dir, network, container_id, ifname))
+def is_pending(cache_dir: str, key: AttachmentKey) -> bool:
+    return os.path.exists(_pending_path(cache_dir, key))
 
 
 def list_entries(cache_dir: str, network: str | None = None) -> tuple:
@@ -214,11 +218,10 @@ def list_entries(cache_dir: str, network: str | None = None) -> tuple:
 
 
 @contextlib.contextmanager
-def attachment_lock(cache_dir: str, network: str, container_id: str, ifname: str):
+def attachment_lock(cache_dir: str, key: AttachmentKey):
     """Serialise operations on one attachment, and keep GC of its network out meanwhile."""
-    check_network_name(network, "network")
-    with _file_lock(cache_dir, _network_lock_name(network), shared=True):
-        with _file_lock(cache_dir, _stripe_lock_name("attachment", network, container_id, ifname)):
+    with _file_lock(cache_dir, _network_lock_name(key.network), shared=True):
+        with _file_lock(cache_dir, _stripe_lock_name("attachment", key.network, key.container_id, key.ifname)):
             yield
 
 

@@ -66,6 +66,17 @@ class ConfDir:
         """The network libcni would pick for ``name``: the first file that declares it."""
         return next((n for n in self.networks if n.name == name), None)
 
+    def require(self, name: str, conf_dir: str) -> NetworkList:
+        """:meth:`find`, or a ConfigError that also lists the files of ``conf_dir`` that could
+        not be read (one of them may be the network's)."""
+        network = self.find(name)
+        if network is None:
+            message = f"no network with this name in {conf_dir}"
+            if self.problems:
+                message += "; unreadable files: " + "; ".join(f"{p.path}: {p.reason}" for p in self.problems)
+            raise ConfigError("network", message, name)
+        return network
+
 
 def _flag(raw: dict, key: str, where: str) -> bool:
     """libcni accepts a JSON bool or the strings "true"/"false" in any case."""
@@ -189,14 +200,7 @@ def load_conf_dir(conf_dir: str) -> ConfDir:
 def find_network(conf_dir: str, name: str) -> NetworkList:
     """The network named ``name`` as a runtime would load it, or a ConfigError that also lists
     the files that could not be read."""
-    loaded = load_conf_dir(conf_dir)
-    network = loaded.find(name)
-    if network is None:
-        message = f"no network with this name in {conf_dir}"
-        if loaded.problems:
-            message += "; unreadable files: " + "; ".join(f"{p.path}: {p.reason}" for p in loaded.problems)
-        raise ConfigError("network", message, name)
-    return network
+    return load_conf_dir(conf_dir).require(name, conf_dir)
 
 
 def render_conflist(conf: dict) -> bytes:

@@ -25,8 +25,8 @@ from typing import Callable
 from . import _cache
 from ._conflist import NetworkList, parse_network_list
 from ._errors import CNIError, DeleteError, OperationError, PluginError
-from ._exec import DEFAULT_TIMEOUT, find_plugin, plugin_env, probe_versions, run_plugin
-from ._identifiers import canonical_netns, check_container_id, check_ifname, check_network_name, cni_args_string
+from ._exec import DEFAULT_TIMEOUT, PluginExecutor
+from ._identifiers import AttachmentKey, canonical_netns, check_container_id, check_ifname, check_network_name, cni_args_string
 from ._netns import interface_exists
 from ._result import ResultError, convert, family, supports
 
@@ -113,6 +113,10 @@ class Attachment:
         check_container_id(self.container_id, f"{prefix}container_id")
         check_ifname(self.ifname, f"{prefix}ifname")
 
+    def key(self, network_name: str) -> AttachmentKey:
+        """The key of this attachment on network ``network_name``, checked."""
+        return AttachmentKey(network_name, self.container_id, self.ifname)
+
     @classmethod
     def from_cache(cls, entry: _cache.CacheEntry, netns: str = "") -> Attachment:
         """The attachment as its ADD made it; ``netns`` stands in where the entry names none."""
@@ -125,18 +129,20 @@ class InterfaceInUseError(CNIError):
 
 
 class Engine:
-    """Runs network lists against plugin binaries found along ``cni_path``."""
+    """Runs network lists against plugin binaries found along ``cni_path``, keeping libcni's
+    result cache in ``cache_dir``. ``executor`` stands in for the plugin runner built from
+    ``cni_path`` and ``timeout`` (tests hand it a fake)."""
 
-    def __init__(self, cni_path: list, cache_dir: str, timeout: float = DEFAULT_TIMEOUT):
-        self.cni_path = list(cni_path)
+    def __init__(self, cni_path: list, cache_dir: str, timeout: float = DEFAULT_TIMEOUT,
+                 executor: PluginExecutor | None = None):
+        self.executor = executor or PluginExecutor(cni_path, timeout)
         self.cache_dir = cache_dir
-        self.timeout = timeout
 
     # -- versions and requests -------------------------------------------------------------
 
     def plugin_versions(self, network: NetworkList) -> list:
         """Each plugin's supported versions, from its (memoised) VERSION answer."""
-        return [probe_versions(find_plugin(p["type"], self.cni_path), self.timeout) for p in network.plugins]
+        return [self.executor.supported_versions(p["type"]) for p in network.plugins]
 
     def version_of(self, network: NetworkList) -> str:
         """The version to run at; with ``cniVersions``, one every plugin binary supports.
@@ -171,14 +177,11 @@ class Engine:
 
     def _call(self, network: NetworkList, plugin: dict, verb: str, version: str,
               attachment: Attachment | None = None, prev_result: dict | None = None, extra: dict | None = None) -> bytes:
-        path = find_plugin(plugin["type"], self.cni_path)
         stdin = self.build_request(network, plugin, version, prev_result, attachment, extra)
         if attachment is None:
-            env = plugin_env(verb, self.cni_path)
-        else:
-            env = plugin_env(verb, self.cni_path, attachment.container_id, attachment.netns,
-                             attachment.ifname, cni_args_string(attachment.cni_args))
-        return run_plugin(path, env, stdin, self.timeout)
+            return self.executor.call(plugin["type"], verb, stdin)
+        return self.executor.call(plugin["type"], verb, stdin, attachment.container_id, attachment.netns,
+                                  attachment.ifname, cni_args_string(attachment.cni_args))
 
     # -- ADD -------------------------------------------------------------------------------
 
@@ -191,20 +194,18 @@ class Engine:
         interrupted earlier (its intent marker is still there) is DELeted before this one starts.
         ``requested_ips`` asks the IPAM for these addresses (CNI_ARGS ``IP``, which host-local
         and static read); the cache records the attachment's own arguments."""
-        check_network_name(network.name, "network")
-        attachment.check()
+        key = attachment.key(network.name)
         version = self.version_of(network)
-        key = (self.cache_dir, network.name, attachment.container_id, attachment.ifname)
         calls = _with_requested_ips(attachment, requested_ips)
-        with _cache.attachment_lock(*key), \
+        with _cache.attachment_lock(self.cache_dir, key), \
                 _cache.interface_lock(self.cache_dir, canonical_netns(attachment.netns), attachment.ifname):
-            if _cache.is_pending(*key):
+            if _cache.is_pending(self.cache_dir, key):
                 errors = self._delete_plugins(network, version, attachment, None)
                 if errors:
                     raise OperationError(f"cannot clean up an interrupted ADD of network {network.name}",
                                          errors[0], errors[1:])
             self._refuse_taken_ifname(network.name, attachment)
-            _cache.mark_pending(*key)
+            _cache.mark_pending(self.cache_dir, key)
             result = None
             try:
                 for plugin in network.plugins:
@@ -218,9 +219,9 @@ class Engine:
                 cause = exc if isinstance(exc, CNIError) else CNIError(f"cannot write the result cache: {exc}")
                 rollback_errors = self._delete_plugins(network, version, calls, result)
                 if not rollback_errors:
-                    _cache.clear_pending(*key)
+                    _cache.clear_pending(self.cache_dir, key)
                 raise OperationError(f"ADD of network {network.name} failed and was rolled back", cause, rollback_errors) from exc
-            _cache.clear_pending(*key)
+            _cache.clear_pending(self.cache_dir, key)
         return final
 
     def _refuse_taken_ifname(self, network_name: str, attachment: Attachment) -> None:
@@ -238,20 +239,20 @@ class Engine:
 
     def interrupted(self, network_name: str, attachment: Attachment) -> bool:
         """True when an ADD of this attachment was started and never finished nor rolled back."""
-        return _cache.is_pending(self.cache_dir, network_name, attachment.container_id, attachment.ifname)
+        return _cache.is_pending(self.cache_dir, attachment.key(network_name))
 
     def clear_finished_intent(self, network_name: str, attachment: Attachment) -> None:
         """Remove the intent marker of an ADD that did finish: a kill between writing the cache
         entry (the ADD's last step) and removing the marker leaves both, and the complete entry
         proves the ADD done."""
-        key = (self.cache_dir, network_name, attachment.container_id, attachment.ifname)
-        with _cache.attachment_lock(*key):
+        key = attachment.key(network_name)
+        with _cache.attachment_lock(self.cache_dir, key):
             try:
-                entry = _cache.read_entry(*key)
+                entry = _cache.read_entry(self.cache_dir, key)
             except _cache.CacheError:
                 return
             if entry is not None and entry.config is not None and entry.result is not None:
-                _cache.clear_pending(*key)
+                _cache.clear_pending(self.cache_dir, key)
 
     @staticmethod
     def _parse_result(plugin: dict, stdout: bytes, version: str) -> dict:
@@ -277,27 +278,27 @@ class Engine:
         Idempotent; runs even without a usable cache entry. Every plugin is asked, even after
         one fails (DEL is best effort), and the cache entry is kept for a retry if any failed.
         Returns whether a cache entry (usable or not) existed."""
-        check_network_name(network.name, "network")
-        attachment.check()
+        key = attachment.key(network.name)
         version = self.version_of(network)
-        with _cache.attachment_lock(self.cache_dir, network.name, attachment.container_id, attachment.ifname):
+        with _cache.attachment_lock(self.cache_dir, key):
             existed = self._delete_unlocked(network, version, attachment)
         _cache.remove_idle_lock_files(self.cache_dir)
         return existed
 
     def _delete_unlocked(self, network: NetworkList, version: str, attachment: Attachment) -> bool:
-        cached_result, existed = self._tolerant_cached_result(network.name, attachment)
+        key = attachment.key(network.name)
+        cached_result, existed = self._tolerant_cached_result(key)
         errors = self._delete_plugins(network, version, attachment, cached_result)
         if errors:
             raise DeleteError(f"DEL of network {network.name} failed (the cache entry is kept for a retry)",
                               errors[0], errors[1:])
-        _cache.delete_entry(self.cache_dir, network.name, attachment.container_id, attachment.ifname)
-        _cache.clear_pending(self.cache_dir, network.name, attachment.container_id, attachment.ifname)
+        _cache.delete_entry(self.cache_dir, key)
+        _cache.clear_pending(self.cache_dir, key)
         return existed
 
-    def _tolerant_cached_result(self, network_name: str, attachment: Attachment) -> tuple:
+    def _tolerant_cached_result(self, key: AttachmentKey) -> tuple:
         try:
-            entry = _cache.read_entry(self.cache_dir, network_name, attachment.container_id, attachment.ifname)
+            entry = _cache.read_entry(self.cache_dir, key)
         except _cache.CacheError:
             return None, True
         return (entry.result if entry else None), entry is not None
@@ -324,8 +325,7 @@ class Engine:
 
     def check(self, network: NetworkList, attachment: Attachment) -> CheckReport:
         """CHECK every plugin, in order, with the cached result; raise at the first failure."""
-        check_network_name(network.name, "network")
-        attachment.check()
+        key = attachment.key(network.name)
         version = self.version_of(network)
         if not supports(version, CHECK_MIN_VERSION):
             raise CheckNotAvailable(f"CHECK is not available for network {network.name} at cniVersion {version} "
@@ -333,8 +333,8 @@ class Engine:
         if network.disable_check:
             return CheckReport(ran=False)
         report = CheckReport(ran=True)
-        with _cache.attachment_lock(self.cache_dir, network.name, attachment.container_id, attachment.ifname):
-            entry = _cache.read_entry(self.cache_dir, network.name, attachment.container_id, attachment.ifname)
+        with _cache.attachment_lock(self.cache_dir, key):
+            entry = _cache.read_entry(self.cache_dir, key)
             if entry is None or entry.result is None:
                 raise CheckNotAvailable(f"nothing to CHECK: no cached result for {attachment.container_id}/"
                                         f"{attachment.ifname} on network {network.name}")
@@ -365,9 +365,9 @@ class Engine:
     def record_reported_defects(self, network_name: str, attachment: Attachment, names: list) -> None:
         """Remember in our cache entry that these tolerated defects were reported, so that they
         are reported once per attachment, not on every run."""
-        key = (self.cache_dir, network_name, attachment.container_id, attachment.ifname)
-        with _cache.attachment_lock(*key):
-            entry = _cache.read_entry(*key)
+        key = attachment.key(network_name)
+        with _cache.attachment_lock(self.cache_dir, key):
+            entry = _cache.read_entry(self.cache_dir, key)
             if entry is not None and entry.managed:
                 entry.reported_defects = sorted(set(entry.reported_defects) | set(names))
                 _cache.write_entry(self.cache_dir, entry)
@@ -460,7 +460,7 @@ class Engine:
 
     def cached_entry(self, network_name: str, attachment: Attachment) -> _cache.CacheEntry | None:
         """The cache entry of an attachment; CacheError when the file is unusable."""
-        return _cache.read_entry(self.cache_dir, network_name, attachment.container_id, attachment.ifname)
+        return _cache.read_entry(self.cache_dir, attachment.key(network_name))
 
     @staticmethod
     def cached_network(entry: _cache.CacheEntry) -> NetworkList:

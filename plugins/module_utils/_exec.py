@@ -5,7 +5,9 @@
 # This module_utils is PRIVATE and should only be used by this collection.
 # It may change at any time, without notice.
 """Finding and running plugin binaries: the CNI_* environment, stdin, a timeout that
-terminates then kills, retries of "text file busy", and errors that say what happened."""
+terminates then kills, retries of "text file busy", and errors that say what happened.
+:class:`PluginExecutor` is the one object the engine runs plugins through (libcni's
+``invoke.Exec``), so that tests can hand the engine another."""
 
 from __future__ import annotations
 
@@ -215,3 +217,25 @@ def _query_versions(path: str, timeout: float) -> tuple:
     if not isinstance(versions, list) or not all(isinstance(v, str) for v in versions):
         raise PluginError(plugin, "VERSION", f"answer has no supportedVersions list: {_excerpt(stdout)}")
     return tuple(versions)
+
+
+class PluginExecutor:
+    """Finds, runs and probes the plugin binaries along ``cni_path``, each call bounded by
+    ``timeout`` seconds."""
+
+    def __init__(self, cni_path: list, timeout: float = DEFAULT_TIMEOUT):
+        self.cni_path = list(cni_path)
+        self.timeout = timeout
+
+    def find(self, plugin_type: str) -> str:
+        return find_plugin(plugin_type, self.cni_path)
+
+    def call(self, plugin_type: str, verb: str, stdin: bytes, container_id: str = "", netns: str = "",
+             ifname: str = "", cni_args: str = "") -> bytes:
+        """Run ``verb`` of the plugin with libcni's environment; its stdout, or PluginError."""
+        env = plugin_env(verb, self.cni_path, container_id, netns, ifname, cni_args)
+        return run_plugin(self.find(plugin_type), env, stdin, self.timeout)
+
+    def supported_versions(self, plugin_type: str) -> list:
+        """The CNI versions the installed binary of ``plugin_type`` supports (VERSION, memoised)."""
+        return probe_versions(self.find(plugin_type), self.timeout)

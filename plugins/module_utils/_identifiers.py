@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from dataclasses import dataclass
 
 from ._errors import ConfigError
 
@@ -61,6 +62,30 @@ def check_ifname(ifname: object, path: str = "ifname") -> str:
     if any(ch in "/:\x00" or ch.isspace() for ch in ifname):
         raise ConfigError(path, "interface name must not contain '/', ':', NUL or whitespace", ifname)
     return ifname
+
+
+@dataclass(frozen=True)
+class AttachmentKey:
+    """What keys an attachment for the spec and libcni: network, container ID and ifname.
+    Checked once, when made, so that the cache, lock and marker paths built from it stay inside
+    the cache directory without checking again at every file access."""
+
+    network: str
+    container_id: str
+    ifname: str
+
+    def __post_init__(self):
+        check_network_name(self.network, "network")
+        check_container_id(self.container_id)
+        check_ifname(self.ifname)
+        if len(self.file_name.encode()) > MAX_NAME_BYTES:
+            raise ConfigError("container_id", f"network name, container ID and ifname together exceed "
+                              f"{MAX_NAME_BYTES} bytes", self.file_name)
+
+    @property
+    def file_name(self) -> str:
+        """libcni's name for the attachment's cache file: ``<network>-<container id>-<ifname>``."""
+        return f"{self.network}-{self.container_id}-{self.ifname}"
 
 
 def netns_path(netns: object, path: str = "netns") -> str:

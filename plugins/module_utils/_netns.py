@@ -29,6 +29,12 @@ def is_netns(path: str) -> bool:
     return True
 
 
+def is_live(path: str) -> bool | None:
+    """Whether the namespace at ``path`` exists; None for "" (nothing names one, so no evidence
+    either way). An attachment's namespace counts as gone only on False."""
+    return is_netns(path) if path else None
+
+
 def exists(name: str) -> bool:
     return is_netns(netns_path(check_netns_name(name)))
 

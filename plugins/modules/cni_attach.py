@@ -48,6 +48,9 @@ attributes:
     support: full
     details:
       - Predicts the RV(action) without running ADD or DEL. CHECK, which changes nothing, still runs.
+      - A network that a M(cnikit.cni.cni_network) task earlier in the play would have changed is predicted against
+        the conflist that task would have written (it records it as a host fact in check mode), so a changed
+        network predicts V(replaced).
   diff_mode:
     support: full
   idempotent:
@@ -292,15 +295,18 @@ from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import (
     cnitool_container_id, netns_name, netns_path, normalise_cni_args,
 )
+from ansible_collections.cnikit.cni.plugins.module_utils._planned import PLANNED_OPTION, planned_config
 
 ITEM_KEYS = ("network", "config", "netns", "ifname", "container_id", "args", "capability_args", "state", "create_netns")
 
 
 class NetworkSource:
-    """Networks by name from the conf dir (loaded once, on first need) or inline configs."""
+    """Networks by name from the conf dir (loaded once, on first need) or inline configs; in
+    check mode, the conflists that cni_network tasks of the play planned come first."""
 
-    def __init__(self, conf_dir: str):
+    def __init__(self, conf_dir: str, planned: dict | None = None):
         self.conf_dir = conf_dir
+        self.planned = planned
         self._loaded = None
         self._lock = threading.Lock()
 
@@ -312,15 +318,13 @@ class NetworkSource:
 
     def named(self, name: str):
         def load():
+            config = planned_config(self.planned, name, self.conf_dir)
+            if config is not None:
+                return parse_network_list(config, source=f"{self.conf_dir} (as planned in check mode)")
             with self._lock:
                 if self._loaded is None:
                     self._loaded = load_conf_dir(self.conf_dir)
-            network = self._loaded.find(name)
-            if network is None:
-                problems = "; ".join(f"{p.path}: {p.reason}" for p in self._loaded.problems)
-                raise ConfigError("network", f"no network with this name in {self.conf_dir}"
-                                  + (f"; unreadable files: {problems}" if problems else ""), name)
-            return network
+            return self._loaded.require(name, self.conf_dir)
         return load
 
 
@@ -418,6 +422,7 @@ def main():
         "run_check": {"type": "bool", "default": True},
         "attachments": {"type": "list", "elements": "dict", "options": item_options},
         "parallel": {"type": "int", "default": 4},
+        PLANNED_OPTION: {"type": "dict"},
     }
     argument_spec.update(paths_argument_spec())
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
@@ -426,7 +431,7 @@ def main():
     if params["parallel"] < 1:
         module.fail_json(msg=f"parallel: must be at least 1 (got {params['parallel']})")
     engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
-    networks = NetworkSource(params["conf_dir"])
+    networks = NetworkSource(params["conf_dir"], params[PLANNED_OPTION] if module.check_mode else None)
     try:
         specs = item_specs(params)
         desired = [build_desired(spec, prefix, networks, params["run_check"]) for prefix, spec in specs]
@@ -435,7 +440,7 @@ def main():
         created = release_unused_namespaces(created, desired, outcomes, module.check_mode)
     except CNIError as error:
         fail_from_error(module, error)
-    items = [_attach.describe(d, o) for d, o in zip(desired, outcomes)]
+    items = [_attach.item_result(d, o) for d, o in zip(desired, outcomes)]
     for item, declared in zip(items, desired):
         for warning in item.get("warnings") or []:
             module.warn(f"{_attach.about(declared)}: {warning}")

@@ -145,7 +145,7 @@ skipped_networks:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _inventory
+from ansible_collections.cnikit.cni.plugins.module_utils import _gc
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
@@ -159,8 +159,8 @@ def _add_report(result: dict, report: dict) -> None:
 def _examine(module: AnsibleModule, engine, network_name: str, valid: list | None, result: dict) -> None:
     """Note another runtime's attachments of the network, warning of the live ones that an
     explicit ``valid_attachments`` leaves out, before anything is collected."""
-    result["left_alone"].extend(_inventory.left_alone(engine, network_name))
-    for item in _inventory.foreign_left_out(engine, network_name, valid):
+    result["left_alone"].extend(_gc.left_alone(engine, network_name))
+    for item in _gc.foreign_left_out(engine, network_name, valid):
         module.warn(f"network {network_name}: valid_attachments leaves out container ID {item['container_id']} "
                     f"({item['ifname']} in {item['netns'] or 'an unnamed namespace'}), which another runtime made "
                     "and which is live; it is left alone. Detach it with cni_attach state=absent if it must go")
@@ -183,8 +183,8 @@ def main():
     try:
         valid = None
         if params["valid_attachments"] is not None:
-            valid = _inventory.check_valid_attachments(params["valid_attachments"])
-        networks, problems = _inventory.gc_networks(params["conf_dir"], params["network"])
+            valid = _gc.check_valid_attachments(params["valid_attachments"])
+        networks, problems = _gc.gc_networks(params["conf_dir"], params["network"])
         for problem in problems:
             module.warn(f"cannot load {problem.path}: {problem.reason}; the networks it declares are collected as "
                         "networks conf_dir no longer declares (orphaned_networks)")
@@ -194,17 +194,17 @@ def main():
                 continue
             _examine(module, engine, network.name, valid, result)
             if module.check_mode:
-                result["collected"].extend(_inventory.gc_plan(engine, network, valid))
+                result["collected"].extend(_gc.gc_plan(engine, network, valid))
             else:
-                _add_report(result, _inventory.collect(engine, network, valid))
+                _add_report(result, _gc.collect(engine, network, valid))
         if params["network"] is None:
-            result["orphaned_networks"] = _inventory.orphaned_networks(engine, {n.name for n in networks})
+            result["orphaned_networks"] = _gc.orphaned_networks(engine, {n.name for n in networks})
         for name in result["orphaned_networks"]:
-            result["left_alone"].extend(_inventory.left_alone(engine, name))
+            result["left_alone"].extend(_gc.left_alone(engine, name))
             if module.check_mode:
-                result["collected"].extend(_inventory.gc_plan_orphaned(engine, name, valid))
+                result["collected"].extend(_gc.gc_plan_orphaned(engine, name, valid))
             else:
-                _add_report(result, _inventory.collect_orphaned(engine, name, valid))
+                _add_report(result, _gc.collect_orphaned(engine, name, valid))
     except CNIError as error:
         fail_from_error(module, error, **result)
     result["changed"] = bool(result["collected"])

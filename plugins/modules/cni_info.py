@@ -134,7 +134,7 @@ namespaces:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _inventory
+from ansible_collections.cnikit.cni.plugins.module_utils import _facts
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
@@ -142,8 +142,8 @@ from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 
 def main():
     argument_spec = {
-        "gather": {"type": "list", "elements": "str", "choices": list(_inventory.GATHER_SUBSETS),
-                   "default": list(_inventory.GATHER_SUBSETS)},
+        "gather": {"type": "list", "elements": "str", "choices": list(_facts.GATHER_SUBSETS),
+                   "default": list(_facts.GATHER_SUBSETS)},
     }
     argument_spec.update(paths_argument_spec())
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
@@ -154,15 +154,15 @@ def main():
     warnings = []
     try:
         if "plugins" in gather:
-            result["plugins"], problems = _inventory.plugin_facts(params["cni_path"], params["timeout"])
+            result["plugins"], problems = _facts.plugin_facts(params["cni_path"], params["timeout"])
             warnings.extend(problems)
         if "networks" in gather:
-            result["networks"] = _inventory.network_facts(params["conf_dir"], engine)
+            result["networks"] = _facts.network_facts(params["conf_dir"], engine)
         if "attachments" in gather:
-            result["attachments"], problems = _inventory.attachment_facts(engine)
+            result["attachments"], problems = _facts.attachment_facts(engine)
             warnings.extend(problems)
         if "namespaces" in gather:
-            result["namespaces"] = _inventory.namespace_facts()
+            result["namespaces"] = _facts.namespace_facts()
     except CNIError as error:
         fail_from_error(module, error)
     for warning in warnings:

@@ -116,7 +116,7 @@ errors:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _inventory, _netns
+from ansible_collections.cnikit.cni.plugins.module_utils import _gc, _netns
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
@@ -127,10 +127,10 @@ def ensure_absent(engine: Engine, name: str, delete_attachments: bool, check_mod
     """DEL the namespace's cached attachments, then remove it unless a DEL failed:
     (whether it existed, the attachments deleted, the DEL errors)."""
     existed = _netns.exists(name)
-    entries = _inventory.attachments_in_netns(engine, netns_path(name)) if delete_attachments else []
+    entries = _gc.attachments_in_netns(engine, netns_path(name)) if delete_attachments else []
     if check_mode:
-        return existed, [_inventory.describe(e) for e in entries], []
-    deleted, errors = _inventory.delete_attachments(engine, entries)
+        return existed, [e.identity() for e in entries], []
+    deleted, errors = _gc.delete_attachments(engine, entries)
     if existed and not errors:
         _netns.remove(name)
     return existed, deleted, errors

@@ -37,6 +37,8 @@ attributes:
       - Validates and reports what would be written or removed, touching nothing.
       - With O(check_plugins=true), plugin binaries missing from O(cni_path) are taken for ones an earlier task
         of the run would install; the task warns and does not check the binaries, instead of failing.
+      - A conflist that would be written is recorded as the host fact C(cnikit_cni_planned_network_<name>), so that a
+        later M(cnikit.cni.cni_attach) task of the same check-mode run predicts against it.
   diff_mode:
     support: full
     details:
@@ -191,6 +193,14 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+ansible_facts:
+  description: In check mode, the conflist that would be written, for M(cnikit.cni.cni_attach)'s prediction.
+  returned: in check mode, when the file would be rewritten
+  type: dict
+  contains:
+    cnikit_cni_planned_network_<name>:
+      description: C(conf_dir) and C(config), the conflist as it would be written.
+      type: dict
 path:
   description: The file the network is written to (or, with O(state=absent), would be).
   returned: always
@@ -252,6 +262,7 @@ from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 from ansible_collections.cnikit.cni.plugins.module_utils._exec import find_plugin
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import check_network_name
 from ansible_collections.cnikit.cni.plugins.module_utils._fileio import atomic_write, ensure_dir, read_if_exists, remove_written_file
+from ansible_collections.cnikit.cni.plugins.module_utils._planned import planned_fact
 from ansible_collections.cnikit.cni.plugins.module_utils._validate import ValidationReport
 
 
@@ -277,6 +288,8 @@ def present(module, params, path: str, result: dict) -> None:
     result["changed"] = rewrite or retouch
     if rewrite and module._diff:
         result["diff"] = {"before_header": path, "before": _text(existing), "after_header": path, "after": _text(data)}
+    if module.check_mode and rewrite:
+        result["ansible_facts"] = planned_fact(params["name"], params["conf_dir"], result["config"])
     if module.check_mode or not result["changed"]:
         return
     if rewrite:

@@ -228,11 +228,11 @@ def test_a_repair_keeps_the_address_host_local_gave(setup, make_netns):
     # Two others first, so that a plain ADD would not be handed the same address again.
     for other in ("cnit-e-c0", "cnit-e-c9"):
         engine.add(network, Attachment(other, make_netns(), "eth0"))
-    added = _attach.describe(desired, _attach.converge(engine, desired))
+    added = _attach.item_result(desired, _attach.converge(engine, desired))
     engine.delete(network, Attachment("cnit-e-c0", "", "eth0"))  # frees a lower address
     run("ip", "-n", os.path.basename(netns), "link", "del", "eth0")  # broken behind our back
 
-    repaired = _attach.describe(desired, _attach.converge(engine, desired))
+    repaired = _attach.item_result(desired, _attach.converge(engine, desired))
 
     assert repaired["action"] == "repaired" and repaired["address_changed"] is False
     assert repaired["ips"] == added["ips"] and _addresses(netns) == added["ips"]

@@ -15,6 +15,7 @@ from conftest import PREFIX, addresses_in, link_names, valid_cache_files
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _cache
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
+from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import AttachmentKey
 
 
 def _truncated(data: bytes) -> bytes:
@@ -79,7 +80,7 @@ def attached(host):
     engine = Engine(host.cni_path, host.cache_dir, timeout=20)
     desired = _attach.Desired(network.name, lambda: network, item)
     assert _attach.converge(engine, desired).action == "added"
-    path = _cache.entry_path(host.cache_dir, network.name, item.container_id, item.ifname)
+    path = _cache.entry_path(host.cache_dir, AttachmentKey(network.name, item.container_id, item.ifname))
     return engine, desired, path
 
 
@@ -124,7 +125,7 @@ def test_marker_left_after_the_cache_was_written_is_cleared(host, attached):
     attachment is complete, and the next run must not leave the marker behind forever."""
     engine, desired, _path = attached
     item = desired.attachment
-    _cache.mark_pending(host.cache_dir, desired.network_name, item.container_id, item.ifname)
+    _cache.mark_pending(host.cache_dir, AttachmentKey(desired.network_name, item.container_id, item.ifname))
 
     outcome = _attach.converge(engine, desired)
 

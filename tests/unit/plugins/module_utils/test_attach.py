@@ -15,6 +15,7 @@ from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _cache
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, OperationError
+from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import AttachmentKey
 
 sys.path.insert(0, str(Path(__file__).parents[3] / "utils"))
 from fakeplugin import FakePlugins  # noqa: E402  pylint: disable=wrong-import-position
@@ -121,7 +122,7 @@ def test_below_040_is_unchanged_without_check_while_the_netns_exists(setup, tmp_
 def test_unusable_cache_is_repaired_or_deleted(setup, content):
     plugins, engine, netns = setup
     net = network()
-    path = _cache.entry_path(engine.cache_dir, "net1", "c1", "eth0")
+    path = _cache.entry_path(engine.cache_dir, AttachmentKey("net1", "c1", "eth0"))
     Path(path).parent.mkdir(parents=True)
     Path(path).write_bytes(content)
     assert _attach.converge(engine, desired(net, netns)).action == "repaired"
@@ -135,7 +136,7 @@ def test_unusable_cache_is_repaired_or_deleted(setup, content):
 def test_interrupted_add_is_repaired_and_counts_as_attached(setup):
     plugins, engine, netns = setup
     net = network()
-    _cache.mark_pending(engine.cache_dir, "net1", "c1", "eth0")
+    _cache.mark_pending(engine.cache_dir, AttachmentKey("net1", "c1", "eth0"))
     assert _attach.converge(engine, desired(net, netns, state="absent"), check_mode=True).action == "deleted"
     outcome = _attach.converge(engine, desired(net, netns))
     assert outcome.action == "repaired"
@@ -180,7 +181,7 @@ def test_converge_all_reports_each_item_and_one_failure_does_not_stop_the_others
     plugins.configure("meta")
     outcomes = _attach.converge_all(engine, items, parallel=3)
     assert [o.action for o in outcomes] == ["added"] * 6
-    described = [_attach.describe(d, o) for d, o in zip(items, outcomes)]
+    described = [_attach.item_result(d, o) for d, o in zip(items, outcomes)]
     assert [d["container_id"] for d in described] == [f"c{i}" for i in range(6)]
     assert all(d["ips"] == ["10.0.0.2/24"] for d in described)
     cached, problems = engine.cached_attachments("net1")
@@ -195,7 +196,7 @@ def test_converge_all_collects_errors_per_item(setup):
     items = [desired(net, netns), _attach.Desired("net2", lambda: bad, Attachment("c1", netns), "present")]
     outcomes = _attach.converge_all(engine, items, parallel=2)
     assert outcomes[0].action == "added"
-    failed = _attach.describe(items[1], outcomes[1])
+    failed = _attach.item_result(items[1], outcomes[1])
     assert failed["failed"] and failed["action"] == "failed"
     assert "picky refuses" in failed["msg"] and failed["error"]["plugin"] == "picky"
     assert failed["error"]["verb"] == "ADD" and failed["error"]["code"] == 7
@@ -212,7 +213,7 @@ def test_cache_entry_written_by_add_is_libcni_shaped(setup):
     _plugins, engine, netns = setup
     net = network()
     _attach.converge(engine, desired(net, netns, cni_args=[["K", "V"]]))
-    raw = json.loads(Path(_cache.entry_path(engine.cache_dir, "net1", "c1", "eth0")).read_bytes())
+    raw = json.loads(Path(_cache.entry_path(engine.cache_dir, AttachmentKey("net1", "c1", "eth0"))).read_bytes())
     assert list(raw) == ["kind", "containerId", "config", "ifName", "networkName", "netns", "cniArgs", "result",
                          "cnikit"]
     assert raw["cnikit"] == {"managed": True}  # ours; libcni's readers ignore the member
@@ -251,7 +252,7 @@ def test_another_runtimes_attachment_is_never_repaired_or_replaced(setup, change
     with pytest.raises(_attach.ForeignAttachmentError, match=f"made by another runtime {message}"):
         _attach.converge(engine, desired(net, netns))
     assert "DEL" not in [verb for verb, _plugin in verbs(plugins)]
-    assert _cache.read_entry(engine.cache_dir, "net1", "c1", "eth0").managed is False  # untouched
+    assert _cache.read_entry(engine.cache_dir, AttachmentKey("net1", "c1", "eth0")).managed is False  # untouched
 
 
 def test_absent_dels_another_runtimes_attachment_in_the_namespace_of_its_sandbox(setup):
@@ -269,11 +270,11 @@ def test_a_repair_asks_host_local_for_the_address_it_had(setup):
     _attach.converge(engine, desired(net, netns, cni_args=[["K", "V"]]))
     plugins.configure("meta", CHECK={"error": {"code": 999, "msg": "interface gone"}})
     plugins.clear()
-    item = _attach.describe(desired(net, netns), _attach.converge(engine, desired(net, netns, cni_args=[["K", "V"]])))
+    item = _attach.item_result(desired(net, netns), _attach.converge(engine, desired(net, netns, cni_args=[["K", "V"]])))
     add = plugins.calls("ADD")[0]
     assert add["env"]["CNI_ARGS"] == "K=V;IgnoreUnknown=1;IP=10.0.0.2"
     assert (item["action"], item["address_changed"]) == ("repaired", False)
-    cached = _cache.read_entry(engine.cache_dir, "net1", "c1", "eth0")
+    cached = _cache.read_entry(engine.cache_dir, AttachmentKey("net1", "c1", "eth0"))
     assert cached.cni_args == [["K", "V"]]  # the declared arguments, so the next run matches
 
 
@@ -287,7 +288,7 @@ def test_a_repair_that_cannot_keep_the_address_says_so(setup):
     plugins.configure("main", ADD=[{"if_args": "IP=", "error": {"code": 999, "msg": "10.0.0.2 is not available"}},
                                    {"result": new}])
     plugins.clear()
-    item = _attach.describe(desired(net, netns), _attach.converge(engine, desired(net, netns)))
+    item = _attach.item_result(desired(net, netns), _attach.converge(engine, desired(net, netns)))
     adds = [(c["plugin"], c["env"]["CNI_ARGS"]) for c in plugins.calls("ADD")]
     assert adds == [("main", "IgnoreUnknown=1;IP=10.0.0.2"), ("main", ""), ("meta", "")]
     assert (item["action"], item["address_changed"], item["previous_ips"]) == ("repaired", True, ["10.0.0.2/24"])

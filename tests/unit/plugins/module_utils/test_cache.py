@@ -18,6 +18,7 @@ import pytest
 from ansible_collections.cnikit.cni.plugins.module_utils import _cache
 from ansible_collections.cnikit.cni.plugins.module_utils._cache import CacheEntry, CacheError
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
+from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import AttachmentKey
 
 # cni-runtime.md §14: the conflist and the cache file libcni writes for it.
 CONFIG = (b'{"cniVersion":"1.0.0","name":"mynet","plugins":[{"type":"bridge","bridge":"cni0",'
@@ -73,7 +74,7 @@ def test_write_entry_writes_the_libcni_path_0600_in_0700_dirs(tmp_path):
 def test_write_entry_replaces_an_existing_entry(tmp_path):
     _cache.write_entry(str(tmp_path), _entry())
     _cache.write_entry(str(tmp_path), _entry(result={"cniVersion": "1.0.0", "ips": []}))
-    assert _cache.read_entry(str(tmp_path), "mynet", "cnitool-77383ca0a0715733ca6f", "eth0").result == \
+    assert _cache.read_entry(str(tmp_path), AttachmentKey("mynet", "cnitool-77383ca0a0715733ca6f", "eth0")).result == \
         {"cniVersion": "1.0.0", "ips": []}
 
 
@@ -81,7 +82,7 @@ def test_libcni_file_reads_back_field_by_field(tmp_path):
     results = tmp_path / "results"
     results.mkdir()
     (results / "mynet-cnitool-77383ca0a0715733ca6f-eth0").write_bytes(LIBCNI_FILE)
-    entry = _cache.read_entry(str(tmp_path), "mynet", "cnitool-77383ca0a0715733ca6f", "eth0")
+    entry = _cache.read_entry(str(tmp_path), AttachmentKey("mynet", "cnitool-77383ca0a0715733ca6f", "eth0"))
     assert (entry.network, entry.container_id, entry.ifname, entry.config, entry.netns, entry.cni_args) == \
         ("mynet", "cnitool-77383ca0a0715733ca6f", "eth0", CONFIG, "/var/run/netns/testing", [["FOO", "BAR"]])
     assert entry.capability_args == {"portMappings": [{"containerPort": 80, "hostPort": 8080, "protocol": "tcp"}]}
@@ -92,13 +93,13 @@ def test_libcni_file_reads_back_field_by_field(tmp_path):
 def test_legacy_bare_result_is_readable(tmp_path):
     (tmp_path / "results").mkdir()
     (tmp_path / "results" / "mynet-c1-eth0").write_text(json.dumps(RESULT))
-    entry = _cache.read_entry(str(tmp_path), "mynet", "c1", "eth0")
+    entry = _cache.read_entry(str(tmp_path), AttachmentKey("mynet", "c1", "eth0"))
     assert entry.result == RESULT and entry.config is None
     assert (entry.network, entry.container_id, entry.ifname) == ("mynet", "c1", "eth0")
 
 
 def test_missing_entry_reads_as_none(tmp_path):
-    assert _cache.read_entry(str(tmp_path), "mynet", "c1", "eth0") is None
+    assert _cache.read_entry(str(tmp_path), AttachmentKey("mynet", "c1", "eth0")) is None
 
 
 @pytest.mark.parametrize("content, reason", [
@@ -122,15 +123,15 @@ def test_unusable_files_raise_cache_errors_naming_path_and_reason(tmp_path, cont
     path = tmp_path / "results" / "mynet-c1-eth0"
     path.write_bytes(content)
     with pytest.raises(CacheError) as info:
-        _cache.read_entry(str(tmp_path), "mynet", "c1", "eth0")
+        _cache.read_entry(str(tmp_path), AttachmentKey("mynet", "c1", "eth0"))
     assert str(info.value).startswith(f"unusable cache file {path}: ")
     assert reason in str(info.value)
 
 
 def test_delete_entry(tmp_path):
     _cache.write_entry(str(tmp_path), _entry())
-    assert _cache.delete_entry(str(tmp_path), "mynet", "cnitool-77383ca0a0715733ca6f", "eth0") is True
-    assert _cache.delete_entry(str(tmp_path), "mynet", "cnitool-77383ca0a0715733ca6f", "eth0") is False
+    assert _cache.delete_entry(str(tmp_path), AttachmentKey("mynet", "cnitool-77383ca0a0715733ca6f", "eth0")) is True
+    assert _cache.delete_entry(str(tmp_path), AttachmentKey("mynet", "cnitool-77383ca0a0715733ca6f", "eth0")) is False
 
 
 # -- identifiers guard the path -----------------------------------------------------------------
@@ -144,7 +145,7 @@ def test_delete_entry(tmp_path):
 ])
 def test_entry_path_refuses_anything_that_could_leave_the_cache_dir(tmp_path, network, container_id, ifname, field):
     with pytest.raises(ConfigError) as info:
-        _cache.entry_path(str(tmp_path), network, container_id, ifname)
+        _cache.entry_path(str(tmp_path), AttachmentKey(network, container_id, ifname))
     assert info.value.path == field
     with pytest.raises(ConfigError):
         _cache.write_entry(str(tmp_path), _entry(network=network, container_id=container_id, ifname=ifname))
@@ -193,7 +194,7 @@ def _holder(lock):
 
 
 def test_locks_live_in_a_0700_dir_of_their_own(tmp_path):
-    with _cache.attachment_lock(str(tmp_path), "net", "c1", "eth0"):
+    with _cache.attachment_lock(str(tmp_path), AttachmentKey("net", "c1", "eth0")):
         pass
     locks = tmp_path / _cache.LOCKS_SUBDIR
     assert stat.S_IMODE(os.stat(locks).st_mode) == 0o700
@@ -201,9 +202,9 @@ def test_locks_live_in_a_0700_dir_of_their_own(tmp_path):
 
 
 def test_same_attachment_is_serialised(tmp_path):
-    first_in, first_out = _holder(_cache.attachment_lock(str(tmp_path), "net", "c1", "eth0"))
+    first_in, first_out = _holder(_cache.attachment_lock(str(tmp_path), AttachmentKey("net", "c1", "eth0")))
     assert first_in.wait(5)
-    second_in, second_out = _holder(_cache.attachment_lock(str(tmp_path), "net", "c1", "eth0"))
+    second_in, second_out = _holder(_cache.attachment_lock(str(tmp_path), AttachmentKey("net", "c1", "eth0")))
     assert not second_in.wait(0.3)
     first_out.set()
     assert second_in.wait(5)
@@ -212,15 +213,15 @@ def test_same_attachment_is_serialised(tmp_path):
 
 def test_different_attachments_run_in_parallel(tmp_path):
     assert _stripe("net", "c1", "eth0") != _stripe("net", "c2", "eth0")
-    first_in, first_out = _holder(_cache.attachment_lock(str(tmp_path), "net", "c1", "eth0"))
-    second_in, second_out = _holder(_cache.attachment_lock(str(tmp_path), "net", "c2", "eth0"))
+    first_in, first_out = _holder(_cache.attachment_lock(str(tmp_path), AttachmentKey("net", "c1", "eth0")))
+    second_in, second_out = _holder(_cache.attachment_lock(str(tmp_path), AttachmentKey("net", "c2", "eth0")))
     assert first_in.wait(5) and second_in.wait(5)
     first_out.set()
     second_out.set()
 
 
 def test_gc_lock_waits_for_attachments_of_its_network_only(tmp_path):
-    attach_in, attach_out = _holder(_cache.attachment_lock(str(tmp_path), "net", "c1", "eth0"))
+    attach_in, attach_out = _holder(_cache.attachment_lock(str(tmp_path), AttachmentKey("net", "c1", "eth0")))
     assert attach_in.wait(5)
     other_in, other_out = _holder(_cache.network_gc_lock(str(tmp_path), "other"))
     assert other_in.wait(5)
@@ -229,7 +230,7 @@ def test_gc_lock_waits_for_attachments_of_its_network_only(tmp_path):
     attach_out.set()
     assert gc_in.wait(5)
     # ... and an attachment waits for a running GC of its network.
-    late_in, late_out = _holder(_cache.attachment_lock(str(tmp_path), "net", "c2", "eth0"))
+    late_in, late_out = _holder(_cache.attachment_lock(str(tmp_path), AttachmentKey("net", "c2", "eth0")))
     assert not late_in.wait(0.3)
     gc_out.set()
     assert late_in.wait(5)
@@ -246,7 +247,7 @@ def test_lock_names_are_checked(tmp_path, network):
 
 
 @pytest.mark.parametrize("lock", [
-    lambda d: _cache.attachment_lock(d, "net", "c1", "eth0"),
+    lambda d: _cache.attachment_lock(d, AttachmentKey("net", "c1", "eth0")),
     lambda d: _cache.network_gc_lock(d, "net"),
 ])
 def test_unusable_cache_dir_is_a_config_error_naming_it(tmp_path, lock):
@@ -261,10 +262,10 @@ def test_unusable_cache_dir_is_a_config_error_naming_it(tmp_path, lock):
 
 def test_idle_lock_files_and_empty_directories_are_removed_held_ones_kept(tmp_path):
     cache_dir = str(tmp_path)
-    _cache.mark_pending(cache_dir, "net", "c1", "eth0")
-    _cache.clear_pending(cache_dir, "net", "c1", "eth0")
+    _cache.mark_pending(cache_dir, AttachmentKey("net", "c1", "eth0"))
+    _cache.clear_pending(cache_dir, AttachmentKey("net", "c1", "eth0"))
     assert not (tmp_path / _cache.PENDING_SUBDIR).exists()  # the marker's directory went with it
-    held_in, held_out = _holder(_cache.attachment_lock(cache_dir, "net", "c1", "eth0"))
+    held_in, held_out = _holder(_cache.attachment_lock(cache_dir, AttachmentKey("net", "c1", "eth0")))
     assert held_in.wait(5)
     with _cache.network_gc_lock(cache_dir, "other"):
         pass

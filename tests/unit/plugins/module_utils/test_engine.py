@@ -20,6 +20,7 @@ from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, CheckNotAvailable, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import (
     CNIError, ConfigError, DeleteError, OperationError, PluginError)
+from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import AttachmentKey
 
 sys.path.insert(0, str(Path(__file__).parents[3] / "utils"))
 from fakeplugin import FakePlugins  # noqa: E402  pylint: disable=wrong-import-position
@@ -160,7 +161,7 @@ def test_add_chains_results_and_caches_the_last_one(engine, fake):
     assert calls[2]["stdin"]["prevResult"] == expected_prev  # noop2 passed it through
     assert calls[0]["env"] == {"CNI_COMMAND": "ADD", "CNI_CONTAINERID": "c1", "CNI_NETNS": NETNS,
                                "CNI_IFNAME": "eth0", "CNI_ARGS": "IgnoreUnknown=1;K=V",
-                               "CNI_PATH": engine.cni_path[0] + ":" + fake.directory}
+                               "CNI_PATH": engine.executor.cni_path[0] + ":" + fake.directory}
     entry = engine.cached_entry("net", attachment)
     assert entry.config == network.raw_bytes and entry.netns == NETNS
     assert entry.cni_args == [["IgnoreUnknown", "1"], ["K", "V"]]
@@ -479,7 +480,7 @@ def test_gc_deletes_stale_attachments_and_sends_gc_with_both_keys(engine, fake):
         assert call["stdin"]["cni.dev/attachments"] == valid
         assert "prevResult" not in call["stdin"] and "runtimeConfig" not in call["stdin"]
         assert call["env"] == {"CNI_COMMAND": "GC", "CNI_CONTAINERID": "", "CNI_NETNS": "", "CNI_IFNAME": "",
-                               "CNI_ARGS": "", "CNI_PATH": ":".join(engine.cni_path)}
+                               "CNI_ARGS": "", "CNI_PATH": ":".join(engine.executor.cni_path)}
     assert _cache_file(engine, container_id="c1").exists()
     assert not _cache_file(engine, container_id="c2").exists()
     assert _cache_file(engine, network="other", container_id="c9").exists()
@@ -652,7 +653,7 @@ def test_status_reports_ready_and_codes_50_and_51(engine, fake):
         {"plugin": "noop4", "ready": False, "state": "error", "code": 4, "msg": "unknown CNI_COMMAND: STATUS"},
     ]
     call = fake.calls("STATUS")[0]
-    assert call["env"]["CNI_PATH"] == ":".join(engine.cni_path) and call["env"]["CNI_CONTAINERID"] == ""
+    assert call["env"]["CNI_PATH"] == ":".join(engine.executor.cni_path) and call["env"]["CNI_CONTAINERID"] == ""
     assert call["stdin"] == {"type": "noop", "name": "net", "cniVersion": "1.1.0"}
 
 
@@ -677,7 +678,7 @@ def test_hung_plugin_times_out_and_the_add_is_rolled_back(tmp_path, fake):
 
 def test_add_first_deletes_what_an_interrupted_add_left(engine, fake):
     network = _net("noop", "noop2")
-    _cache.mark_pending(engine.cache_dir, "net", "c1", "eth0")  # as if a run died mid-ADD
+    _cache.mark_pending(engine.cache_dir, AttachmentKey("net", "c1", "eth0"))  # as if a run died mid-ADD
     assert engine.interrupted("net", _attachment()) is True
     engine.add(network, _attachment())
     assert _sequence(fake) == [("DEL", "noop2"), ("DEL", "noop"), ("ADD", "noop"), ("ADD", "noop2")]
@@ -687,7 +688,7 @@ def test_add_first_deletes_what_an_interrupted_add_left(engine, fake):
 
 def test_add_refuses_to_start_while_an_interrupted_add_cannot_be_cleaned_up(engine, fake):
     fake.configure("noop", DEL={"error": {"code": 999, "msg": "stuck"}})
-    _cache.mark_pending(engine.cache_dir, "net", "c1", "eth0")
+    _cache.mark_pending(engine.cache_dir, AttachmentKey("net", "c1", "eth0"))
     with pytest.raises(OperationError, match="cannot clean up an interrupted ADD of network net: plugin noop failed"):
         engine.add(_net("noop"), _attachment())
     assert fake.calls("ADD") == []
@@ -706,14 +707,14 @@ def test_rollback_that_fails_leaves_the_marker_for_the_next_run(engine, fake):
 
 
 def test_successful_delete_clears_the_marker(engine, fake):
-    _cache.mark_pending(engine.cache_dir, "net", "c1", "eth0")
+    _cache.mark_pending(engine.cache_dir, AttachmentKey("net", "c1", "eth0"))
     engine.delete(_net("noop"), _attachment())
     assert engine.interrupted("net", _attachment()) is False
 
 
 def test_finished_add_intent_is_cleared_only_with_a_complete_cache_entry(engine, fake):
     network = _net("noop")
-    _cache.mark_pending(engine.cache_dir, "net", "c1", "eth0")
+    _cache.mark_pending(engine.cache_dir, AttachmentKey("net", "c1", "eth0"))
     engine.clear_finished_intent("net", _attachment())
     assert engine.interrupted("net", _attachment()) is True  # no entry: the ADD did not finish
     _cache_file(engine).parent.mkdir(parents=True)
@@ -722,7 +723,7 @@ def test_finished_add_intent_is_cleared_only_with_a_complete_cache_entry(engine,
     assert engine.interrupted("net", _attachment()) is True  # unusable entry proves nothing
     _cache_file(engine).unlink()
     engine.add(network, _attachment())  # a real, complete entry (the DEL of the marker first)
-    _cache.mark_pending(engine.cache_dir, "net", "c1", "eth0")  # as if killed before clearing it
+    _cache.mark_pending(engine.cache_dir, AttachmentKey("net", "c1", "eth0"))  # as if killed before clearing it
     engine.clear_finished_intent("net", _attachment())
     assert engine.interrupted("net", _attachment()) is False
 
@@ -771,3 +772,31 @@ def test_a_container_mac_that_changed_is_not_tolerated(engine, fake):
     fake.configure("bridge", CHECK={"error": {"code": 999, "msg": "Interface eth0 Mac doesn't match: 0a:58:0a:00:00:07"}})
     with pytest.raises(PluginError, match="Interface eth0 Mac doesn't match"):
         engine.check(network, _attachment())
+
+
+# -- the executor seam --------------------------------------------------------------------------
+
+class RecordingExecutor:
+    """An executor that runs nothing: it records each call and answers ADD with a result."""
+
+    def __init__(self):
+        self.calls = []
+
+    def call(self, plugin_type, verb, stdin, container_id="", netns="", ifname="", cni_args=""):
+        self.calls.append((plugin_type, verb, container_id, ifname, cni_args))
+        return json.dumps(_result("1.0.0")).encode() if verb == "ADD" else b""
+
+    def supported_versions(self, plugin_type):
+        return ["1.0.0"]
+
+
+def test_every_plugin_call_goes_through_the_executor_given(tmp_path):
+    executor = RecordingExecutor()
+    engine = Engine([], str(tmp_path / "cache"), executor=executor)
+    network = _net("first", "second")
+    engine.add(network, _attachment(cni_args=[["K", "V"]]))
+    engine.check(network, _attachment(cni_args=[["K", "V"]]))
+    engine.delete(network, _attachment())
+    assert [(plugin, verb) for plugin, verb, *_rest in executor.calls] == [
+        ("first", "ADD"), ("second", "ADD"), ("first", "CHECK"), ("second", "CHECK"), ("second", "DEL"), ("first", "DEL")]
+    assert executor.calls[0][2:] == ("c1", "eth0", "K=V")

@@ -4,29 +4,17 @@
 #
 # This module_utils is PRIVATE and should only be used by this collection.
 # It may change at any time, without notice.
-"""What the host holds, as cni_netns, cni_gc and cni_info see it: the cached attachments of a
-namespace and their removal, garbage collection of attachments whose namespace is gone, and
-read-only facts about plugins, networks, attachments and named namespaces."""
+"""What cni_gc and cni_netns remove: garbage collection of the attachments whose namespace is
+gone (or that an explicit list leaves out), and the attachments of a namespace about to be
+removed. Only what this collection made is ever collected; see docs/engine.md."""
 
 from __future__ import annotations
 
-import os
-
-from . import _netns
-from ._conflist import CONFLIST_EXTENSIONS, ConfDir, NetworkList, find_network, load_conf_dir
-from ._engine import GC_STATUS_MIN_VERSION, Attachment, Engine
+from ._conflist import NetworkList, find_network, load_conf_dir
+from ._engine import Attachment, Engine
 from ._errors import CNIError
-from ._exec import find_plugin, probe_versions
-from ._identifiers import NETNS_DIR, canonical_netns, check_container_id, check_ifname
-from ._result import summarise, supports
-
-GATHER_SUBSETS = ("plugins", "networks", "attachments", "namespaces")
-
-
-def describe(entry) -> dict:
-    """An attachment as the modules return it; ``managed`` is false for another runtime's."""
-    return {"network": entry.network, "container_id": entry.container_id, "ifname": entry.ifname,
-            "netns": entry.effective_netns, "managed": entry.managed}
+from ._identifiers import canonical_netns, check_container_id, check_ifname
+from ._netns import is_live
 
 
 # -- the attachments of a namespace ---------------------------------------------------------------
@@ -48,7 +36,7 @@ def delete_attachments(engine: Engine, entries: list) -> tuple:
         except CNIError as exc:
             errors.append(exc)
             continue
-        deleted.append(describe(entry))
+        deleted.append(entry.identity())
     return deleted, errors
 
 
@@ -56,13 +44,6 @@ def delete_attachments(engine: Engine, entries: list) -> tuple:
 # GC collects only what this collection made (managed cache entries). Another runtime sharing the
 # cache directory collects its own: its entries are left alone in every mode, and are sent to the
 # plugins' GC as valid, so that their addresses are never released under a running container.
-
-def netns_exists(entry) -> bool | None:
-    """Whether the attachment's namespace exists: None when the entry names none (no evidence
-    either way), False only when the named namespace is gone."""
-    path = entry.effective_netns
-    return _netns.is_netns(path) if path else None
-
 
 def check_valid_attachments(items: list, path: str = "valid_attachments") -> list:
     """``[{container_id, ifname}, ...]`` as (container ID, ifname) pairs, each part checked."""
@@ -122,7 +103,7 @@ def collect_orphaned(engine: Engine, network_name: str, valid: list | None) -> d
 def left_alone(engine: Engine, network_name: str) -> list:
     """Another runtime's attachments of the network, which GC never collects."""
     entries, _problems = engine.cached_attachments(network_name)
-    return [dict(describe(e), netns_exists=netns_exists(e)) for e in entries if not e.managed]
+    return [dict(e.identity(), netns_exists=is_live(e.effective_netns)) for e in entries if not e.managed]
 
 
 def foreign_left_out(engine: Engine, network_name: str, valid: list | None) -> list:
@@ -132,8 +113,8 @@ def foreign_left_out(engine: Engine, network_name: str, valid: list | None) -> l
         return []
     keys = set(valid)
     entries, _problems = engine.cached_attachments(network_name)
-    return [describe(e) for e in entries
-            if not e.managed and (e.container_id, e.ifname) not in keys and netns_exists(e) is not False]
+    return [e.identity() for e in entries
+            if not e.managed and (e.container_id, e.ifname) not in keys and is_live(e.effective_netns) is not False]
 
 
 def _keep_declared(valid: list | None):
@@ -143,7 +124,7 @@ def _keep_declared(valid: list | None):
         if not entry.managed:
             return True
         if valid is None:
-            return netns_exists(entry) is not False
+            return is_live(entry.effective_netns) is not False
         return (entry.container_id, entry.ifname) in keys
     return keep
 
@@ -152,7 +133,7 @@ def _keep_orphaned(valid: list | None):
     keys = set(valid or [])
 
     def keep(entry) -> bool:
-        return (not entry.managed or netns_exists(entry) is not False or (entry.container_id, entry.ifname) in keys
+        return (not entry.managed or is_live(entry.effective_netns) is not False or (entry.container_id, entry.ifname) in keys
                 or _opts_out_of_gc(entry))
     return keep
 
@@ -166,7 +147,7 @@ def _opts_out_of_gc(entry) -> bool:
 
 def _stale(engine: Engine, network_name: str, keep) -> list:
     entries, _problems = engine.cached_attachments(network_name)
-    return [describe(e) for e in entries if not keep(e)]
+    return [e.identity() for e in entries if not keep(e)]
 
 
 def _reported(network_name: str, run_gc) -> dict:
@@ -176,94 +157,3 @@ def _reported(network_name: str, run_gc) -> dict:
         report = {"deleted": [], "errors": [exc.to_dict()]}
     return {"collected": [dict(item, network=network_name) for item in report["deleted"]],
             "errors": [dict(error, network=network_name) for error in report["errors"]]}
-
-
-# -- facts ----------------------------------------------------------------------------------------
-
-def plugin_facts(cni_path: list, timeout: float) -> tuple:
-    """Every executable along ``cni_path``, in search order: its CNI versions (or the error its
-    VERSION call gave), the release version a cnikit manifest records for it, and whether an
-    earlier directory shadows it; and the messages of manifests that could not be read."""
-    from ._release import read_manifest  # pylint: disable=import-outside-toplevel  # only cni_info needs it
-
-    facts, warnings, seen = [], [], set()
-    for directory in cni_path:
-        try:
-            names = sorted(os.listdir(directory))
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        try:
-            manifest = read_manifest(directory) or {}
-        except CNIError as exc:
-            manifest = {}
-            warnings.append(str(exc))
-        for name in names:
-            path = os.path.join(directory, name)
-            if name.startswith(".") or not os.path.isfile(path) or not os.access(path, os.X_OK):
-                continue
-            fact = {"name": name, "path": path, "cni_versions": None, "error": None, "shadowed": name in seen,
-                    "manifest_version": manifest.get("version") if name in manifest.get("files", {}) else None}
-            seen.add(name)
-            try:
-                fact["cni_versions"] = probe_versions(path, timeout)
-            except CNIError as exc:
-                fact["error"] = str(exc)
-            facts.append(fact)
-    return facts, warnings
-
-
-def network_facts(conf_dir: str, engine: Engine) -> list:
-    """Every file of ``conf_dir`` in libcni's order: the network it declares, its validation
-    against the installed plugins and the other networks, and STATUS (1.1.0 and later)."""
-    loaded = load_conf_dir(conf_dir)
-    facts = [_network_fact(network, loaded, engine) for network in loaded.networks]
-    facts.extend({"name": None, "file": problem.path, "cni_version": None, "plugins": [], "disable_check": None,
-                  "disable_gc": None, "valid": False, "errors": [{"path": "", "message": problem.reason}],
-                  "warnings": [], "status": None}
-                 for problem in loaded.problems)
-    return sorted(facts, key=lambda fact: (not fact["file"].endswith(CONFLIST_EXTENSIONS), fact["file"]))
-
-
-def _network_fact(network: NetworkList, loaded: ConfDir, engine: Engine) -> dict:
-    fact = {"name": network.name, "file": network.source, "cni_version": network.cni_version,
-            "plugins": [p["type"] for p in network.plugins], "disable_check": network.disable_check,
-            "disable_gc": network.disable_gc}
-
-    from ._validate import validate_network_list  # pylint: disable=import-outside-toplevel  # only cni_info needs it
-
-    def installed_versions(plugin_type: str) -> list:
-        return probe_versions(find_plugin(plugin_type, engine.cni_path), engine.timeout)
-
-    try:
-        report = validate_network_list(dict(network.raw, plugins=network.plugins), installed_versions=installed_versions,
-                                       other_networks=loaded.networks, source=network.source).to_dict()
-    except CNIError as exc:  # a plugin binary whose VERSION call fails
-        report = {"errors": [{"path": "", "message": str(exc)}], "warnings": []}
-    fact.update(report, valid=not report["errors"], status=_status(network, engine))
-    return fact
-
-
-def _status(network: NetworkList, engine: Engine) -> list | None:
-    """Each plugin's STATUS, or None where the network's version predates STATUS."""
-    try:
-        if not supports(engine.version_of(network), GC_STATUS_MIN_VERSION):
-            return None
-        return engine.status(network)
-    except CNIError as exc:
-        return [{"plugin": None, "ready": False, "state": "error", "code": None, "msg": str(exc)}]
-
-
-def attachment_facts(engine: Engine) -> tuple:
-    """Every cached attachment with its addresses and whether its namespace still exists, and
-    the messages of the cache files that could not be read."""
-    entries, problems = engine.cached_attachments()
-    facts = []
-    for entry in entries:
-        summary = summarise(entry.result) if entry.result else {"interfaces": [], "ips": [], "mac": None}
-        facts.append(dict(describe(entry), ips=summary["ips"], mac=summary["mac"],
-                          netns_exists=netns_exists(entry), cache_file=entry.path))
-    return facts, [str(p) for p in problems]
-
-
-def namespace_facts() -> list:
-    return [{"name": name, "path": os.path.join(NETNS_DIR, name)} for name in _netns.list_named()]

@@ -1,0 +1,109 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# This module_utils is PRIVATE and should only be used by this collection.
+# It may change at any time, without notice.
+"""cni_info's read-only facts: plugins and their versions, networks and their validity,
+cached attachments, named namespaces."""
+
+from __future__ import annotations
+
+import os
+
+from . import _netns
+from ._conflist import CONFLIST_EXTENSIONS, ConfDir, NetworkList, load_conf_dir
+from ._engine import GC_STATUS_MIN_VERSION, Engine
+from ._errors import CNIError
+from ._exec import probe_versions
+from ._identifiers import NETNS_DIR
+from ._result import summarise, supports
+
+GATHER_SUBSETS = ("plugins", "networks", "attachments", "namespaces")
+
+
+def plugin_facts(cni_path: list, timeout: float) -> tuple:
+    """Every executable along ``cni_path``, in search order: its CNI versions (or the error its
+    VERSION call gave), the release version a cnikit manifest records for it, and whether an
+    earlier directory shadows it; and the messages of manifests that could not be read."""
+    from ._release import read_manifest  # pylint: disable=import-outside-toplevel  # only cni_info needs it
+
+    facts, warnings, seen = [], [], set()
+    for directory in cni_path:
+        try:
+            names = sorted(os.listdir(directory))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        try:
+            manifest = read_manifest(directory) or {}
+        except CNIError as exc:
+            manifest = {}
+            warnings.append(str(exc))
+        for name in names:
+            path = os.path.join(directory, name)
+            if name.startswith(".") or not os.path.isfile(path) or not os.access(path, os.X_OK):
+                continue
+            fact = {"name": name, "path": path, "cni_versions": None, "error": None, "shadowed": name in seen,
+                    "manifest_version": manifest.get("version") if name in manifest.get("files", {}) else None}
+            seen.add(name)
+            try:
+                fact["cni_versions"] = probe_versions(path, timeout)
+            except CNIError as exc:
+                fact["error"] = str(exc)
+            facts.append(fact)
+    return facts, warnings
+
+
+def network_facts(conf_dir: str, engine: Engine) -> list:
+    """Every file of ``conf_dir`` in libcni's order: the network it declares, its validation
+    against the installed plugins and the other networks, and STATUS (1.1.0 and later)."""
+    loaded = load_conf_dir(conf_dir)
+    facts = [_network_fact(network, loaded, engine) for network in loaded.networks]
+    facts.extend({"name": None, "file": problem.path, "cni_version": None, "plugins": [], "disable_check": None,
+                  "disable_gc": None, "valid": False, "errors": [{"path": "", "message": problem.reason}],
+                  "warnings": [], "status": None}
+                 for problem in loaded.problems)
+    return sorted(facts, key=lambda fact: (not fact["file"].endswith(CONFLIST_EXTENSIONS), fact["file"]))
+
+
+def _network_fact(network: NetworkList, loaded: ConfDir, engine: Engine) -> dict:
+    fact = {"name": network.name, "file": network.source, "cni_version": network.cni_version,
+            "plugins": [p["type"] for p in network.plugins], "disable_check": network.disable_check,
+            "disable_gc": network.disable_gc}
+
+    from ._validate import validate_network_list  # pylint: disable=import-outside-toplevel  # only cni_info needs it
+
+    try:
+        report = validate_network_list(dict(network.raw, plugins=network.plugins),
+                                       installed_versions=engine.executor.supported_versions,
+                                       other_networks=loaded.networks, source=network.source).to_dict()
+    except CNIError as exc:  # a plugin binary whose VERSION call fails
+        report = {"errors": [{"path": "", "message": str(exc)}], "warnings": []}
+    fact.update(report, valid=not report["errors"], status=_status(network, engine))
+    return fact
+
+
+def _status(network: NetworkList, engine: Engine) -> list | None:
+    """Each plugin's STATUS, or None where the network's version predates STATUS."""
+    try:
+        if not supports(engine.version_of(network), GC_STATUS_MIN_VERSION):
+            return None
+        return engine.status(network)
+    except CNIError as exc:
+        return [{"plugin": None, "ready": False, "state": "error", "code": None, "msg": str(exc)}]
+
+
+def attachment_facts(engine: Engine) -> tuple:
+    """Every cached attachment with its addresses and whether its namespace still exists, and
+    the messages of the cache files that could not be read."""
+    entries, problems = engine.cached_attachments()
+    facts = []
+    for entry in entries:
+        summary = summarise(entry.result) if entry.result else {"interfaces": [], "ips": [], "mac": None}
+        facts.append(dict(entry.identity(), ips=summary["ips"], mac=summary["mac"],
+                          netns_exists=_netns.is_live(entry.effective_netns), cache_file=entry.path))
+    return facts, [str(p) for p in problems]
+
+
+def namespace_facts() -> list:
+    return [{"name": name, "path": os.path.join(NETNS_DIR, name)} for name in _netns.list_named()]
