@@ -22,7 +22,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -335,36 +334,45 @@ def down(args) -> dict:
 
 # -- venvs for the hosts' interpreters ------------------------------------------------------------
 
-def requirements(path: str, floors: bool) -> list:
-    """The requirements of a pip requirements file (comments and options aside); with ``floors``,
-    each pinned to its lowest allowed version (``name>=1.2`` becomes ``name==1.2``)."""
+def requirements(path: str, floors: bool, python: str) -> list:
+    """The requirements of a pip requirements file (comments and options aside) that apply to the
+    interpreter ``python`` (environment markers evaluated for it); with ``floors``, each pinned to
+    its lowest allowed version (``name>=1.2`` becomes ``name==1.2``)."""
+    from packaging.requirements import Requirement  # the controller's venv has it (pip and ansible-core need it)
+
+    version = run(python, "-c", "import platform; print(platform.python_version())").stdout.strip()
+    environment = {"python_version": ".".join(version.split(".")[:2]), "python_full_version": version}
     wanted = []
     with open(path, encoding="utf-8") as handle:
         for line in handle:
             line = line.split("#", 1)[0].strip()
             if not line or line.startswith("-"):
                 continue
+            requirement = Requirement(line)
+            if requirement.marker is not None and not requirement.marker.evaluate(environment):
+                continue
             if floors:
-                name, found, version = line.partition(">=")
-                if not found:
-                    name, found, version = line.partition("==")
-                if not found:
+                lowest = [s.version for s in requirement.specifier if s.operator in (">=", "==")]
+                if not lowest:
                     raise SystemExit(f"fleet.py: {path}: {line!r} states no lowest version (name>=X or name==X)")
-                line = f"{name.strip()}=={version.split(',')[0].strip()}"
-            wanted.append(line)
+                wanted.append(f"{requirement.name}=={lowest[0]}")
+            else:
+                wanted.append(f"{requirement.name}{requirement.specifier}")
     return wanted
 
 
 def venv(args) -> dict:
     """A virtualenv of ``args.python`` with the requirements of ``args.file`` (their floors with
     ``--floors``), made once and reused while the interpreter and the requirements stay the same."""
-    wanted = requirements(args.file, args.floors)
+    wanted = requirements(args.file, args.floors, args.python)
     python = os.path.join(args.dir, "bin", "python")
-    stamp_path = os.path.join(args.dir, ".cnit-requirements")
-    stamp = hashlib.sha256(json.dumps([os.path.realpath(args.python)] + wanted).encode()).hexdigest()
+    # The interpreter, then what was installed: the venv is reused while both stay the same, and
+    # the fleet scenario's verify checks the host's libraries against it.
+    record_path = os.path.join(args.dir, "cnit-requirements.txt")
+    record = "".join(f"{line}\n" for line in [os.path.realpath(args.python)] + wanted)
     try:
-        with open(stamp_path, encoding="ascii") as handle:
-            if handle.read() == stamp:
+        with open(record_path, encoding="ascii") as handle:
+            if handle.read() == record:
                 return {"changed": False, "python": python, "requirements": wanted}
     except OSError:
         pass
@@ -375,8 +383,8 @@ def venv(args) -> dict:
     if pip.returncode != 0:
         shutil.rmtree(args.dir, ignore_errors=True)
         raise SystemExit(f"fleet.py: pip install {' '.join(wanted)} with {args.python} failed:\n{pip.stderr}")
-    with open(stamp_path, "w", encoding="ascii") as out:
-        out.write(stamp)
+    with open(record_path, "w", encoding="ascii") as out:
+        out.write(record)
     return {"changed": True, "python": python, "requirements": wanted}
 
 
