@@ -29,6 +29,8 @@ ENGINE_WORK = "/tmp/cnit-b-engine"
 
 sys.path[:0] = [INPLACE, os.path.join(REPO, "tests", "utils")]
 
+# For run.py's fleet case, as harness.fleet.
+import fleet  # noqa: E402,F401  pylint: disable=wrong-import-position,unused-import
 import hostclean  # noqa: E402  pylint: disable=wrong-import-position
 import release_server  # noqa: E402  pylint: disable=wrong-import-position
 
@@ -112,18 +114,20 @@ def ansible_env(timings_path: str) -> dict:
     return env
 
 
-def run_playbook(name: str, plays: list) -> tuple:
-    """Run plays on localhost with the venv's Python; return (task timings, wall seconds).
-    The playbook is JSON, which is YAML; its output goes to ``<WORK>/<name>.log``."""
+def run_playbook(name: str, plays: list, inventory: str | None = None, forks: int | None = None) -> tuple:
+    """Run plays on localhost with the venv's Python, or on the hosts of ``inventory`` with
+    ``forks``; return (task timings, wall seconds). The playbook is JSON, which is YAML; its
+    output goes to ``<WORK>/<name>.log``."""
     playbook = os.path.join(WORK, f"{name}.yml")
     timings = os.path.join(WORK, f"{name}.timings.json")
     with open(playbook, "w", encoding="utf-8") as out:
         json.dump(plays, out, indent=1)
     started = time.perf_counter()
     with open(os.path.join(WORK, f"{name}.log"), "w", encoding="utf-8") as log:
+        target = (["-i", inventory, "--forks", str(forks)] if inventory else
+                  ["-i", "localhost,", "-c", "local", "-e", f"ansible_python_interpreter={PYTHON}"])
         status = subprocess.run(
-            [os.path.join(os.path.dirname(PYTHON), "ansible-playbook"), "-i", "localhost,", "-c", "local",
-             "-e", f"ansible_python_interpreter={PYTHON}", playbook],
+            [os.path.join(os.path.dirname(PYTHON), "ansible-playbook"), *target, playbook],
             env=ansible_env(timings), stdout=log, stderr=subprocess.STDOUT, check=False).returncode
     wall = time.perf_counter() - started
     with open(timings, encoding="utf-8") as handle:
@@ -135,8 +139,8 @@ def run_playbook(name: str, plays: list) -> tuple:
     return tasks, wall
 
 
-def play(tasks: list, module_defaults: dict | None = None) -> dict:
-    return {"name": "cnikit.cni benchmark", "hosts": "localhost", "gather_facts": False,
+def play(tasks: list, module_defaults: dict | None = None, hosts: str = "localhost") -> dict:
+    return {"name": "cnikit.cni benchmark", "hosts": hosts, "gather_facts": False,
             "module_defaults": module_defaults or {}, "tasks": tasks}
 
 

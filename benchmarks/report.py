@@ -168,6 +168,42 @@ def imports_details(case: dict) -> list:
                     "(interpreter start-up excluded)."]
 
 
+def fleet_details(case: dict) -> list:
+    lines = ["| converged task | one host | × ping | all hosts at once | × ping |", "|---|---:|---:|---:|---:|"]
+    for task, one in case["per_task"]["one"].items():
+        every = case["per_task"]["all"][task]
+        ratios = [case["ratios"][scope].get(task) for scope in ("one", "all")]
+        cells = [f"{r['median']:.2f}" if r else "1" for r in ratios]
+        lines.append(f"| `{task}` | {seconds(one['median'])} | {cells[0]} | {seconds(every['median'])} | {cells[1]} |")
+    lines += ["", f"Task wall times (medians of {case['rounds']} rounds; a task's time runs from its start to its last "
+              f"host's result), on one host and on {case['hosts']} hosts with {case['hosts']} forks; `× ping` is the "
+              f"median ratio to the `ansible.builtin.ping` task of the same round. `cni_attach` converges "
+              f"{case['namespaces']} namespaces per host. Target: a converged task at most {case['target']}× a ping "
+              f"task on the same host: {verdict(case)} (worst on one host: {case['worst']:.2f}×). "
+              f"Building the {case['hosts']} hosts took {case['build_seconds']} s.", "",
+              f"Wall time as hosts grow at {case['forks']} forks (medians of {case['rounds']} rounds):", "",
+              "| hosts | " + " | ".join(f"`{t}`" for t in case["growth"]) + " |",
+              "|---:|" + "---:|" * len(case["growth"])]
+    for k in case["counts"]:
+        lines.append(f"| {k} | " + " | ".join(seconds(case["growth"][t][str(k)]["median"]) for t in case["growth"]) + " |")
+    return lines
+
+
+def attach40_details(case: dict) -> list:
+    labels = {"tasks": "two batched `cni_attach` tasks (attach, detach; `parallel: 4`)",
+              "ping x2": "two `ansible.builtin.ping` tasks (Ansible's floor for two tasks)",
+              "plain loop": "the plugins in a plain sequential loop (ADD all, then DEL all)",
+              "in process p4": "the module's own work in process (`converge_all`, `parallel: 4`)",
+              "in process p1": "the same with `parallel: 1`"}
+    lines = stats_table({labels[side]: stats for side, stats in case["sides"].items()},
+                        first_column=f"attach + detach {case['n']} namespaces")
+    return lines + ["", f"{case['rounds']} rounds, sides interleaved round by round. Tasks / plain loop: "
+                    f"{ratio_text(case['ratio'])}; target ≤ {case['target']}: {verdict(case)}. In process "
+                    f"(`parallel: 4`) / plain loop: {ratio_text(case['ratio_in_process'])}; `parallel: 1` / plain "
+                    f"loop: {ratio_text(case['ratio_p1'])}. Tasks minus in-process work: "
+                    f"{seconds(case['overhead']['median'])}."]
+
+
 SUMMARIES = {
     "engine": ("1. Engine overhead", "engine / direct ≤ 1.10",
                lambda c: f"{c['ratio']['median']:.3f}× ({seconds(c['sides']['engine']['median'])} vs "
@@ -185,12 +221,52 @@ SUMMARIES = {
     "scaling": ("6. Scaling", "flat per attachment (≤ 1.20× from 50 to 200)",
                 lambda c: f"{c['ratio']['median']:.2f}×"),
     "imports": ("Import cost on the managed node", "—", lambda c: "see section"),
+    "fleet": ("7. Fleet", "converged task ≤ 1.5× ping on the same host",
+              lambda c: f"{c['worst']:.2f}× (worst task, one host)"),
+    "attach40": ("8. Batched tasks vs plain loop", "≤ 1.5× the plugins in a plain loop",
+                 lambda c: f"{c['ratio']['median']:.2f}× ({seconds(c['sides']['tasks']['median'])} vs "
+                           f"{seconds(c['sides']['plain loop']['median'])})"),
 }
 DETAILS = {
     "engine": engine_details, "batch": batch_details, "converged": converged_details,
     "validation": validation_details, "install": install_details, "scaling": scaling_details,
-    "imports": imports_details,
+    "imports": imports_details, "fleet": fleet_details, "attach40": attach40_details,
 }
+
+
+def run_note(results: dict) -> list:
+    """For a section measured alone: when, where and under what load."""
+    m = results["machine"]
+    return [f"_Measured in a {results['mode']} run of this case alone, {results['started']} to {results['finished']}, "
+            f"commit {m['commit']}, load average {fmt_load(m['load_before'])} before and "
+            f"{fmt_load(m['load_after'])} after._", ""]
+
+
+def update(existing: str, results: dict) -> str:
+    """``existing`` with the sections and summary rows of the cases in ``results`` replaced (or
+    added), the other cases' left as they were measured."""
+    text = existing
+    for name, case in results["cases"].items():
+        title = SUMMARIES[name][0]
+        section = "\n".join(case_section(name, case)[:-1] + [""] + run_note(results))
+        start = text.find(f"\n## {title}\n")
+        if start < 0:
+            text = text.rstrip("\n") + "\n\n" + section
+        else:
+            end = text.find("\n## ", start + 1)
+            text = text[:start + 1] + section + (text[end + 1:] if end >= 0 else "")
+        row = summary_section({name: case})[-2]
+        lines = text.split("\n")
+        at = next((i for i, line in enumerate(lines) if line.startswith(f"| {title} |")), None)
+        if at is None:
+            at = lines.index("## Summary") + 4
+            while lines[at].startswith("|"):
+                at += 1
+            lines.insert(at, row)
+        else:
+            lines[at] = row
+        text = "\n".join(lines)
+    return text.rstrip("\n") + "\n"
 
 
 def render(results: dict) -> str:

@@ -35,6 +35,8 @@ FULL = {
     "install_rounds": 5,
     "scaling_sizes": [10, 50, 200], "scaling_rounds": 4,
     "import_rounds": 9,
+    "fleet_hosts": [1, 2, 4, 8], "fleet_forks": 5, "fleet_namespaces": 10, "fleet_rounds": 5,
+    "attach40_size": 40, "attach40_rounds": 3,
 }
 QUICK = {
     "engine_rounds": 2, "engine_cycles_per_round": 5,
@@ -44,6 +46,8 @@ QUICK = {
     "install_rounds": 1,
     "scaling_sizes": [5, 10, 20], "scaling_rounds": 1,
     "import_rounds": 2,
+    "fleet_hosts": [1, 2], "fleet_forks": 5, "fleet_namespaces": 3, "fleet_rounds": 1,
+    "attach40_size": 10, "attach40_rounds": 1,
 }
 ATTACH_NETWORK = "cnit-b-net"
 ATTACH_PATHS = {"cni_path": CNI_PATH, "conf_dir": f"{WORK}/conf", "cache_dir": f"{WORK}/cache"}
@@ -77,12 +81,18 @@ class DirectLoop:
                               env=dict(self.env, CNI_COMMAND=command), capture_output=True, check=True,
                               timeout=self.timeout).stdout
 
-    def cycle(self) -> None:
+    def add_all(self):
         result = None
         for index in range(len(self.paths)):
             result = json.loads(self._call(index, "ADD", result))
+        return result
+
+    def delete_all(self, result) -> None:
         for index in reversed(range(len(self.paths))):
             self._call(index, "DEL", result)
+
+    def cycle(self) -> None:
+        self.delete_all(self.add_all())
 
 
 def case_engine(params: dict) -> dict:
@@ -424,11 +434,169 @@ def case_imports(params: dict) -> dict:
             "rounds": params["import_rounds"]}
 
 
+# -- 7. a fleet over SSH ---------------------------------------------------------------------------
+
+FLEET_WORK = "/tmp/cnit-fb-fleet"
+FLEET_PREFIX = "cnit-fb-"
+FLEET_SUBNET = "10.199.1"  # the controller's test bridge; each host's own bridge uses 10.248.16.0/24
+FLEET_NETWORK = "cnit-b-fleet"
+
+
+def fleet_inventory(count: int) -> str:
+    """An inventory of ``count`` hosts fb-1 ... reached over SSH as root, with the venv's Python."""
+    ssh_args = (f"-F /dev/null -o IdentitiesOnly=yes -o StrictHostKeyChecking=yes "
+                f"-o UserKnownHostsFile={FLEET_WORK}/known_hosts")
+    hosts = {f"fb-{n}": {"ansible_host": f"{FLEET_SUBNET}.{10 + n}"} for n in range(1, count + 1)}
+    inventory = {"fleet": {"hosts": hosts, "vars": {
+        "ansible_user": "root", "ansible_ssh_private_key_file": f"{FLEET_WORK}/id_ed25519",
+        "ansible_ssh_common_args": ssh_args, "ansible_control_path_dir": f"{FLEET_WORK}/cp",
+        "ansible_pipelining": True, "ansible_python_interpreter": PYTHON}}}
+    path = os.path.join(WORK, "fleet-inventory.yml")
+    with open(path, "w", encoding="utf-8") as out:
+        json.dump(inventory, out)
+    return path
+
+
+def fleet_args(count: int):
+    return argparse.Namespace(work=FLEET_WORK, prefix=FLEET_PREFIX, subnet=FLEET_SUBNET,
+                              hosts=[f"fb-{n}={10 + n}" for n in range(1, count + 1)])
+
+
+FLEET_DEFAULTS = {group: {"cni_path": ["/opt/cni/bin"]} for group in
+                  ("cnikit.cni.cni_network", "cnikit.cni.cni_attach", "cnikit.cni.cni_info")}
+
+
+def fleet_provision(namespaces: list) -> list:
+    conf = conflist(FLEET_NETWORK, "cnit-b-br16", "10.248.16.0/24", "/var/lib/cni/networks")
+    return [
+        {"name": "install", "cnikit.cni.cni_plugin_install": {
+            "src_dir": "/usr/lib/cni", "dest": "/opt/cni/bin", "plugins": ["bridge", "host-local", "loopback", "tuning"]}},
+        {"name": "network", "cnikit.cni.cni_network": {"name": FLEET_NETWORK, "plugins": conf["plugins"]}},
+        {"name": "attach", "cnikit.cni.cni_attach": {"network": FLEET_NETWORK, "create_netns": True,
+                                                     "attachments": [{"netns": n} for n in namespaces]}},
+    ]
+
+
+def fleet_round(r: int, namespaces: list, conf_plugins: list, prefix: str = "") -> list:
+    """One round of converged tasks, each of which must change nothing, and Ansible's ping."""
+    attachments = [{"netns": n} for n in namespaces]
+    return [
+        {"name": f"{prefix}ping r{r}", "ansible.builtin.ping": {}},
+        {"name": f"{prefix}cni_network r{r}", "cnikit.cni.cni_network": {"name": FLEET_NETWORK, "plugins": conf_plugins}},
+        {"name": f"{prefix}cni_attach r{r}", "cnikit.cni.cni_attach": {"network": FLEET_NETWORK, "attachments": attachments}},
+        {"name": f"{prefix}cni_attach nocheck r{r}", "cnikit.cni.cni_attach": {
+            "network": FLEET_NETWORK, "attachments": attachments, "run_check": False}},
+        {"name": f"{prefix}cni_info r{r}", "cnikit.cni.cni_info": {"gather": ["attachments"]}},
+    ]
+
+
+FLEET_TASKS = ("ping", "cni_network", "cni_attach", "cni_attach nocheck", "cni_info")
+
+
+def case_fleet(params: dict) -> dict:
+    """Converged tasks on simulated SSH hosts (tests/utils/fleet.py): per task against ping on the
+    same hosts, on one host and on all, and the wall time as hosts grow at fixed forks."""
+    counts, forks, rounds = params["fleet_hosts"], params["fleet_forks"], params["fleet_rounds"]
+    namespaces = [f"cnit-b-f{n}" for n in range(params["fleet_namespaces"])]
+    plugins = conflist(FLEET_NETWORK, "cnit-b-br16", "10.248.16.0/24", "/var/lib/cni/networks")["plugins"]
+    try:
+        built = harness.fleet.up(fleet_args(max(counts)))
+        inventory = fleet_inventory(max(counts))
+        timings, _wall = harness.run_playbook("fleet-provision", [harness.play(
+            fleet_provision(namespaces), FLEET_DEFAULTS, "fleet")], inventory, max(counts))
+        expect_changed(timings, ["attach"], len(namespaces))
+        # Per task, on one host and on all hosts at once (forks = hosts): rounds interleaved.
+        plays = []
+        for r in range(rounds):
+            plays.append(harness.play(fleet_round(r, namespaces, plugins, "one "), FLEET_DEFAULTS, "fleet[0]"))
+            plays.append(harness.play(fleet_round(r, namespaces, plugins, "all "), FLEET_DEFAULTS, "fleet"))
+        timings, _wall = harness.run_playbook("fleet-converged", plays, inventory, max(counts))
+        expect_changed(timings, list(timings), 0)
+        per_task = {scope: {task: [timings[f"{scope} {task} r{r}"]["seconds"] for r in range(rounds)]
+                            for task in FLEET_TASKS} for scope in ("one", "all")}
+        # Hosts growing at fixed forks: a converged cni_attach and a ping on the first k hosts.
+        plays = [harness.play([t for t in fleet_round(r, namespaces, plugins, f"{k} hosts ")
+                               if t["name"].split(" ", 2)[2].startswith(("ping", "cni_attach r"))],
+                              FLEET_DEFAULTS, f"fleet[0:{k - 1}]")
+                 for r in range(rounds) for k in counts]
+        timings, _wall = harness.run_playbook("fleet-scaling", plays, inventory, forks)
+        expect_changed(timings, list(timings), 0)
+        growth = {task: {str(k): summary([timings[f"{k} hosts {task} r{r}"]["seconds"] for r in range(rounds)])
+                         for k in counts} for task in ("ping", "cni_attach")}
+    finally:
+        harness.fleet.down(fleet_args(max(counts)))
+    ratios = {scope: {task: paired_ratios(per_task[scope][task], per_task[scope]["ping"])
+                      for task in FLEET_TASKS if task != "ping"} for scope in per_task}
+    worst = max(r["median"] for r in ratios["one"].values())
+    return {
+        "per_task": {scope: {task: summary(v) for task, v in tasks.items()} for scope, tasks in per_task.items()},
+        "ratios": ratios, "growth": growth, "hosts": max(counts), "counts": counts, "forks": forks,
+        "namespaces": len(namespaces), "rounds": rounds, "build_seconds": built.get("seconds"),
+        "target": 1.5, "met": worst <= 1.5, "worst": worst,
+    }
+
+
+# -- 8. 40 namespaces: batched tasks against the plugins in a plain loop ------------------------------
+
+def in_process_batch(names: list, state: str, parallel: int) -> None:
+    """What the module does for the batch, without Ansible (conf dir load, converge_all)."""
+    from ansible_collections.cnikit.cni.plugins.module_utils._attach import Desired, converge_all
+    from ansible_collections.cnikit.cni.plugins.module_utils._conflist import load_conf_dir
+    from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
+    from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import cnitool_container_id, netns_path
+
+    network = load_conf_dir(ATTACH_PATHS["conf_dir"]).find(ATTACH_NETWORK)
+    desired = [Desired(ATTACH_NETWORK, lambda: network, Attachment(cnitool_container_id(netns_path(n)), netns_path(n)),
+                       state, True) for n in names]
+    outcomes = converge_all(Engine(CNI_PATH, ATTACH_PATHS["cache_dir"]), desired, False, parallel)
+    failed = [o for o in outcomes if not hasattr(o, "action")]
+    if failed:
+        raise RuntimeError(f"in-process {state} failed: {failed[0]}")
+
+
+def case_attach40(params: dict) -> dict:
+    """Two batched cni_attach tasks (attach, then detach N namespaces) against the same plugins
+    run by a plain sequential loop, with the module's own work in process and Ansible's ping as
+    the parts between them."""
+    from ansible_collections.cnikit.cni.plugins.module_utils._conflist import load_conf_dir
+
+    names = prepare_attach_network(params["attach40_size"])
+    network = load_conf_dir(ATTACH_PATHS["conf_dir"]).find(ATTACH_NETWORK)
+    loops = [DirectLoop(network, f"cnit-b-plain-{n}", f"/var/run/netns/{n}", "eth0") for n in names]
+
+    def plain_loop():
+        results = [loop.add_all() for loop in loops]
+        for loop, result in zip(loops, results):
+            loop.delete_all(result)
+
+    samples = {side: [] for side in ("tasks", "ping x2", "plain loop", "in process p4", "in process p1")}
+    for r in range(params["attach40_rounds"]):
+        tasks = [batch_task(f"attach r{r}", names), batch_task(f"detach r{r}", names, state="absent"),
+                 {"name": f"ping a r{r}", "ansible.builtin.ping": {}}, {"name": f"ping b r{r}", "ansible.builtin.ping": {}}]
+        timings, _wall = harness.run_playbook(f"attach40-r{r}", attach_play(tasks))
+        expect_changed(timings, [f"attach r{r}", f"detach r{r}"], len(names))
+        samples["tasks"].append(timings[f"attach r{r}"]["seconds"] + timings[f"detach r{r}"]["seconds"])
+        samples["ping x2"].append(timings[f"ping a r{r}"]["seconds"] + timings[f"ping b r{r}"]["seconds"])
+        samples["plain loop"].append(timed(plain_loop))
+        for parallel in (4, 1):
+            samples[f"in process p{parallel}"].append(timed(lambda p=parallel: (
+                in_process_batch(names, "present", p), in_process_batch(names, "absent", p))))
+    ratio = paired_ratios(samples["tasks"], samples["plain loop"])
+    return {
+        "sides": {side: summary(values) for side, values in samples.items()},
+        "ratio": ratio, "ratio_in_process": paired_ratios(samples["in process p4"], samples["plain loop"]),
+        "ratio_p1": paired_ratios(samples["in process p1"], samples["plain loop"]),
+        "overhead": summary([t - i for t, i in zip(samples["tasks"], samples["in process p4"])]),
+        "target": 1.5, "met": ratio["median"] <= 1.5, "n": len(names), "rounds": params["attach40_rounds"],
+    }
+
+
 # -- the run ---------------------------------------------------------------------------------------
 
 CASES = {
     "engine": case_engine, "batch": case_batch, "converged": case_converged, "validation": case_validation,
     "install": case_install, "scaling": case_scaling, "imports": case_imports,
+    "fleet": case_fleet, "attach40": case_attach40,
 }
 
 
@@ -476,8 +644,15 @@ def main() -> None:
     raw = os.path.join(REPO, "benchmarks", "results", f"{results['started'].replace(':', '')}.json")
     with open(raw, "w", encoding="utf-8") as out:
         json.dump(results, out, indent=1)
+    # Some cases only: their sections replace the old ones, the others stay as they were measured.
+    partial = bool(args.case) and os.path.exists(args.output)
+    if partial:
+        with open(args.output, encoding="utf-8") as handle:
+            text = report.update(handle.read(), results)
+    else:
+        text = report.render(results)
     with open(args.output, "w", encoding="utf-8") as out:
-        out.write(report.render(results))
+        out.write(text)
     print(f"raw results: {raw}\nreport: {args.output}")
 
 

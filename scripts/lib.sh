@@ -12,9 +12,12 @@ INPLACE_COLLECTIONS="$BUILD_DIR/inplace"
 INSTALLED_COLLECTIONS="$BUILD_DIR/installed"
 # Without shellcheck, ansible-test's shellcheck sanity test would have nothing to run. Go and
 # Debian's libcni sources build the libcni interoperability test's tool offline. podman, runc and
-# busybox-static run the podman interoperability test's containers (from a rootfs, no image).
+# busybox-static run the podman interoperability test's containers (from a rootfs, no image). The
+# fleet scenario's simulated hosts run sshd and sudo, and one runs Debian's Python with Debian's
+# jsonschema and pyroute2.
 SYSTEM_PACKAGES=(iproute2 iptables iputils-ping containernetworking-plugins jq shellcheck
-  golang-go golang-github-appc-cni-dev podman runc busybox-static)
+  golang-go golang-github-appc-cni-dev podman runc busybox-static
+  openssh-server sudo python3-jsonschema python3-pyroute2)
 
 log() { printf '\n==> %s\n' "$*"; }
 

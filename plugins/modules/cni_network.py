@@ -38,6 +38,8 @@ attributes:
     support: full
     details:
       - Validates and reports what would be written or removed, touching nothing.
+      - With O(check_plugins=true), plugin binaries missing from O(cni_path) are taken for ones an earlier task
+        of the run would install; the task warns and does not check the binaries, instead of failing.
       - A conflist that would be written is recorded as the host fact C(cnikit_cni_planned_network_<name>), so that a
         later M(cnikit.cni.cni_attach) task of the same check-mode run predicts against it.
   diff_mode:
@@ -271,6 +273,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.cnikit.cni.plugins.module_utils import _network_file as netfile
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
+from ansible_collections.cnikit.cni.plugins.module_utils._exec import find_plugin
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import check_network_name
 from ansible_collections.cnikit.cni.plugins.module_utils._fileio import ensure_dir, read_if_exists, remove_written_file
 from ansible_collections.cnikit.cni.plugins.module_utils._planned import planned_fact
@@ -286,7 +289,7 @@ def present(module, params, path: str, result: dict) -> None:
     conf, report = netfile.build_conflist(params["name"], params["plugins"], params["config"], **envelope)
     conf = coerce_scalars(conf)
     if params["validate"] != "none":
-        cni_path = params["cni_path"] if params["check_plugins"] else None
+        cni_path = _probed_path(module, params, conf)
         netfile.validate_on_host(conf, path, params["conf_dir"], report, cni_path, params["timeout"])
     data, result["config"] = netfile.normalise(conf)
     _report(module, report, params["validate"], not params["validate_only"], result)
@@ -324,6 +327,36 @@ def _write(module, params, path: str, data: bytes, result: dict) -> None:
         diffs.append(attribute_diff)
     if module._diff and diffs:
         result["diff"] = diffs[0] if len(diffs) == 1 else diffs
+
+
+def _probed_path(module, params, conf: dict) -> list | None:
+    """Where to check the list's plugin binaries, or None not to check them. In check mode,
+    binaries not installed yet are what an earlier task of the same run would install (it
+    predicted, not installed, them): their check becomes a warning, not a failure."""
+    if not params["check_plugins"]:
+        return None
+    if module.check_mode:
+        missing = _missing_plugins(conf, params["cni_path"])
+        if missing:
+            module.warn(f"check mode: plugins {', '.join(missing)} of network {params['name']} are not in "
+                        f"{params['cni_path']}; the binaries are not checked (a real run fails unless they are installed first)")
+            return None
+    return params["cni_path"]
+
+
+def _missing_plugins(conf: dict, cni_path: list) -> list:
+    plugins = conf.get("plugins")
+    plugins = [p for p in plugins if isinstance(p, dict)] if isinstance(plugins, list) else []
+    types = [p.get("type") for p in plugins] + [p["ipam"].get("type") for p in plugins if isinstance(p.get("ipam"), dict)]
+    missing = []
+    for plugin_type in types:
+        if not isinstance(plugin_type, str) or not plugin_type or plugin_type in missing:
+            continue
+        try:
+            find_plugin(plugin_type, cni_path)
+        except CNIError:
+            missing.append(plugin_type)
+    return missing
 
 
 def absent(module, params, path: str, result: dict) -> None:

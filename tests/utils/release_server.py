@@ -6,7 +6,8 @@
 Builds tarballs in the upstream layout (flat, members ``./``, ``./<plugin>``, ``./LICENSE``,
 ``./README.md``, named ``cni-plugins-linux-<arch>-v<version>.tgz`` with ``.sha256`` and
 ``.sha512`` beside them, under ``<root>/v<version>/``) from real plugin binaries, and serves a
-directory over HTTP on 127.0.0.1. Used by the unit tests (imported) and by the integration
+directory over HTTP on 127.0.0.1 (or, for the simulated fleet, on the controller's address on
+its test bridge). Used by the unit tests (imported) and by the integration
 target (run as a script: ``release_server.py ROOT --release 1.1.1 --release 1.1.2:-sbr
 --port-file FILE``)."""
 
@@ -84,12 +85,12 @@ class _Server(http.server.ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-def start_server(root: str) -> tuple:
-    """Serve ``root`` on a free port of 127.0.0.1 from a daemon thread; return (server, base URL)."""
+def start_server(root: str, address: str = "127.0.0.1") -> tuple:
+    """Serve ``root`` on a free port of ``address`` from a daemon thread; return (server, base URL)."""
     handler = functools.partial(_QuietHandler, directory=root)
-    server = _Server(("127.0.0.1", 0), handler)
+    server = _Server((address, 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}"
+    return server, f"http://{address}:{server.server_address[1]}"
 
 
 def main() -> None:
@@ -99,6 +100,8 @@ def main() -> None:
     parser.add_argument("--release", action="append", default=[],
                         help="VERSION or VERSION:-plugin,-plugin (leave those plugins out)")
     parser.add_argument("--port-file", required=True, help="written with the port once serving")
+    parser.add_argument("--address", default="127.0.0.1",
+                        help="where to listen: loopback, or the controller's address on a test bridge")
     args = parser.parse_args()
     for spec in args.release:
         version, minus = (spec.split(":", 1) + [""])[:2]
@@ -106,7 +109,7 @@ def main() -> None:
         plugins = [name for name in sorted(os.listdir(PLUGIN_SOURCE)) if name not in left_out]
         # Each version's binaries differ, as a real upgrade's do.
         build_release(args.root, version, args.arch, plugins, patch={name: version.encode() for name in plugins})
-    server = start_server(args.root)[0]
+    server = start_server(args.root, args.address)[0]
     with open(args.port_file + ".tmp", "w", encoding="ascii") as out:
         out.write(str(server.server_address[1]))
     os.replace(args.port_file + ".tmp", args.port_file)

@@ -95,3 +95,26 @@ def test_absent_removes_every_file_of_the_name(tmp_path, capsys):
 def test_plugins_and_config_are_exclusive(tmp_path, capsys):
     result = run(capsys, name="web", plugins=PLUGINS, config={"plugins": PLUGINS}, conf_dir=str(tmp_path))
     assert result["failed"] and "mutually exclusive" in result["msg"]
+
+
+def test_check_mode_predicts_over_plugins_not_installed_yet(tmp_path, capsys):
+    """A --check run before the plugins' install task has installed anything (issue 14)."""
+    (tmp_path / "bin").mkdir()
+    result = run(capsys, check_mode=True, check_plugins=True, name="web", plugins=PLUGINS,
+                 conf_dir=str(tmp_path / "d"), cni_path=[str(tmp_path / "bin")])
+    assert result["changed"] and not result.get("failed")
+    assert "plugins bridge, host-local of network web are not in" in str(result["warnings"])
+
+
+def test_check_mode_still_checks_the_binaries_that_are_there(tmp_path, capsys):
+    result = run(capsys, check_mode=True, check_plugins=True, name="web", cni_version="9.9.9", plugins=PLUGINS,
+                 conf_dir=str(tmp_path / "d"), cni_path=["/usr/lib/cni"])
+    assert result["failed"] and "cniVersion" in result["msg"]
+
+
+def test_a_missing_plugin_fails_a_real_run(tmp_path, capsys):
+    (tmp_path / "bin").mkdir()
+    result = run(capsys, check_plugins=True, name="web", plugins=PLUGINS,
+                 conf_dir=str(tmp_path / "d"), cni_path=[str(tmp_path / "bin")])
+    assert result["failed"] and 'failed to find plugin "bridge"' in result["msg"]
+    assert not (tmp_path / "d").exists()
