@@ -19,10 +19,20 @@ from ._result import select_version, version_key
 CONFLIST_EXTENSIONS = (".conflist",)
 SINGLE_CONF_EXTENSIONS = (".conf", ".json")
 DROPIN_EXTENSION = ".conf"
+# The boolean flags of the envelope, and the name each goes by in NetworkList and the modules.
 FLAG_KEYS = {"disableCheck": "disable_check", "disableGC": "disable_gc",
              "loadOnlyInlinedPlugins": "load_only_inlined_plugins"}
-# Envelope keys first, in this order, when a conflist is rendered.
-ENVELOPE_ORDER = ("cniVersion", "cniVersions", "name", "disableCheck", "disableGC", "loadOnlyInlinedPlugins", "plugins")
+# The envelope's keys besides name and plugins, by the name of their cni_network option.
+ENVELOPE_OPTIONS = {"cni_version": "cniVersion", "cni_versions": "cniVersions",
+                    **{option: key for key, option in FLAG_KEYS.items()}}
+# Every envelope key, in the order a conflist is rendered with.
+ENVELOPE_ORDER = ("cniVersion", "cniVersions", "name", *FLAG_KEYS, "plugins")
+
+
+def libcni_order(path: str) -> tuple:
+    """Sort key of conf dir files as libcni reads them: ``*.conflist`` first, then the rest, each
+    by name."""
+    return (not path.endswith(CONFLIST_EXTENSIONS), path)
 
 
 @dataclass
@@ -189,7 +199,7 @@ def load_conf_dir(conf_dir: str) -> ConfDir:
     """Every network in ``conf_dir`` in libcni's order (sorted ``*.conflist``, then sorted
     ``*.conf``/``*.json``); a broken file becomes a LoadProblem instead of hiding the rest."""
     loaded = ConfDir()
-    for path in _files(conf_dir, CONFLIST_EXTENSIONS) + _files(conf_dir, SINGLE_CONF_EXTENSIONS):
+    for path in sorted(_files(conf_dir, CONFLIST_EXTENSIONS + SINGLE_CONF_EXTENSIONS), key=libcni_order):
         try:
             loaded.networks.append(_load_file(conf_dir, path))
         except (CNIError, OSError) as exc:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from . import _netns
-from ._conflist import CONFLIST_EXTENSIONS, ConfDir, NetworkList, load_conf_dir
+from ._conflist import ConfDir, NetworkList, libcni_order, load_conf_dir
 from ._engine import GC_STATUS_MIN_VERSION, Engine
 from ._errors import CNIError
 from ._exec import probe_versions
@@ -63,7 +63,7 @@ def network_facts(conf_dir: str, engine: Engine) -> list:
                   "disable_gc": None, "valid": False, "errors": [{"path": "", "message": problem.reason}],
                   "warnings": [], "status": None}
                  for problem in loaded.problems)
-    return sorted(facts, key=lambda fact: (not fact["file"].endswith(CONFLIST_EXTENSIONS), fact["file"]))
+    return sorted(facts, key=lambda fact: libcni_order(fact["file"]))
 
 
 def _network_fact(network: NetworkList, loaded: ConfDir, engine: Engine) -> dict:
@@ -71,11 +71,13 @@ def _network_fact(network: NetworkList, loaded: ConfDir, engine: Engine) -> dict
             "plugins": [p["type"] for p in network.plugins], "disable_check": network.disable_check,
             "disable_gc": network.disable_gc}
 
+    from ._network_file import installed_release  # pylint: disable=import-outside-toplevel  # only cni_info needs it
     from ._validate import validate_network_list  # pylint: disable=import-outside-toplevel  # only cni_info needs it
 
     try:
         report = validate_network_list(dict(network.raw, plugins=network.plugins),
                                        installed_versions=engine.executor.supported_versions,
+                                       installed_release=installed_release(engine.executor.cni_path),
                                        other_networks=loaded.networks, source=network.source).to_dict()
     except CNIError as exc:  # a plugin binary whose VERSION call fails
         report = {"errors": [{"path": "", "message": str(exc)}], "warnings": []}

@@ -21,9 +21,9 @@ import re
 import stat
 import subprocess
 
-from ._conflist import CONFLIST_EXTENSIONS, load_conf_dir, render_conflist
+from ._conflist import CONFLIST_EXTENSIONS, ENVELOPE_OPTIONS, libcni_order, load_conf_dir, render_conflist
 from ._errors import CNIError, ConfigError
-from ._exec import find_plugin, probe_versions
+from ._exec import PluginExecutor, find_plugin
 from ._fileio import atomic_write
 from ._identifiers import check_network_name
 from ._validate import ValidationReport, parse_conflist_text, validate_network_list
@@ -34,10 +34,6 @@ DEFAULT_PRIORITY = 10
 # The errors of a rename that cannot replace the file, as Ansible's unsafe_writes understands them.
 RENAME_BLOCKED_ERRNOS = (errno.EPERM, errno.EXDEV, errno.EACCES, errno.ETXTBSY, errno.EBUSY)
 DEFAULT_CNI_VERSION = "1.0.0"
-ENVELOPE_OPTIONS = (
-    ("cni_version", "cniVersion"), ("cni_versions", "cniVersions"), ("disable_check", "disableCheck"),
-    ("disable_gc", "disableGC"), ("load_only_inlined_plugins", "loadOnlyInlinedPlugins"),
-)
 
 
 def conflist_path(conf_dir: str, name: str, priority: int = DEFAULT_PRIORITY, filename: str | None = None) -> str:
@@ -79,7 +75,7 @@ def build_conflist(name: str, plugins: list | None = None, config=None, **envelo
         raise ConfigError("config" if config is not None else "plugins", f"cannot be written as JSON: {exc}") from None
     if conf.setdefault("name", name) != name:
         raise ConfigError("config.name", f"differs from the task's name {name!r}", conf["name"])
-    for option, key in ENVELOPE_OPTIONS:
+    for option, key in ENVELOPE_OPTIONS.items():
         if envelope.get(option) is not None:
             conf[key] = envelope[option]
     return conf, report
@@ -89,13 +85,6 @@ def normalise(conf: dict) -> tuple:
     """(file bytes, the config as it reads back): envelope keys first, 2-space indent."""
     data = render_conflist(conf)
     return data, json.loads(data)
-
-
-def installed_versions(cni_path: list, timeout: float):
-    """``plugin type -> versions`` of the binaries along ``cni_path`` (PluginNotFoundError if none)."""
-    def lookup(plugin_type: str) -> list:
-        return probe_versions(find_plugin(plugin_type, cni_path), timeout)
-    return lookup
 
 
 def installed_release(cni_path: list):
@@ -139,12 +128,12 @@ def validate_on_host(conf: dict, path: str, conf_dir: str, report: ValidationRep
     for problem in loaded.problems:
         if problem.path == path:
             continue  # the file this task replaces
-        if (not problem.path.endswith(CONFLIST_EXTENSIONS), problem.path) < (False, path):
+        if libcni_order(problem.path) < libcni_order(path):
             report.error("", f"{problem.path}, read before this file, cannot be loaded ({problem.reason}); "
                          "libcni stops at it and would never reach this network")
         else:
             report.warn("", f"{problem.path} cannot be loaded: {problem.reason}")
-    probe = installed_versions(cni_path, timeout) if cni_path is not None else None
+    probe = PluginExecutor(cni_path, timeout).supported_versions if cni_path is not None else None
     release = installed_release(cni_path) if cni_path is not None else None
     return validate_network_list(conf, installed_versions=probe, installed_release=release, other_networks=others,
                                  source=path, report=report)

@@ -27,6 +27,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from ._conflist import ENVELOPE_ORDER, FLAG_KEYS, libcni_order
 from ._errors import CNIError, ConfigError
 from ._identifiers import check_network_name
 from ._plugin_rules import IPAM, PLUGINS
@@ -40,8 +41,6 @@ from ._schemas import FORMATS, KNOWN_CAPABILITIES, RESERVED_KEYS, RESERVED_PREFI
 __all__ = ("FORMAT_CHECKS", "Finding", "ValidationReport", "coerce_scalars", "json_path", "parse_cidr",
            "parse_conflist_text", "validate_network_list", "validate_text")
 
-ENVELOPE_KEYS = ("cniVersion", "cniVersions", "name", "disableCheck", "disableGC", "loadOnlyInlinedPlugins", "plugins")
-FLAG_KEYS = ("disableCheck", "disableGC", "loadOnlyInlinedPlugins")
 _NO_VALUE = object()
 
 
@@ -345,8 +344,8 @@ def _check_envelope(conf: dict, report: ValidationReport) -> None:
         else:
             report.error(key, "must be a boolean", value)
     for key in conf:
-        if key not in ENVELOPE_KEYS:
-            close = difflib.get_close_matches(key, ENVELOPE_KEYS, n=1, cutoff=0.6)
+        if key not in ENVELOPE_ORDER:
+            close = difflib.get_close_matches(key, ENVELOPE_ORDER, n=1, cutoff=0.6)
             hint = f"; did you mean '{close[0]}'? (the envelope's keys are case-sensitive)" if close else ""
             report.warn(json_path([key]), f"unknown key in the network list{hint}")
     plugins = conf.get("plugins")
@@ -577,10 +576,6 @@ def _list_version(conf: dict, plugin_versions=None) -> str:
 
 # --- layer 3: across the host --------------------------------------------------------------------
 
-def _libcni_order(source: str) -> tuple:
-    return (0 if source.endswith(".conflist") else 1, source)
-
-
 def _bridge_subnets(conf: dict) -> dict:
     """{bridge name: frozenset of host-local subnets} of a network's bridge plugins."""
     result = {}
@@ -599,7 +594,7 @@ def _check_host(conf: dict, own_subnets: list, source, other_networks, report: V
         if source and other.source == source:
             continue
         if other.name == name:
-            if source and _libcni_order(other.source) < _libcni_order(source):
+            if source and libcni_order(other.source) < libcni_order(source):
                 report.error("name", f"is already defined in {other_source}, which libcni reads first: "
                              "this file would be ignored", name)
             elif source:

@@ -272,6 +272,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _network_file as netfile
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec
+from ansible_collections.cnikit.cni.plugins.module_utils._conflist import ENVELOPE_OPTIONS
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 from ansible_collections.cnikit.cni.plugins.module_utils._exec import find_plugin
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import check_network_name
@@ -285,7 +286,7 @@ def _text(data: bytes | None) -> str:
 
 
 def present(module, params, path: str, result: dict) -> None:
-    envelope = {option: params[option] for option, _key in netfile.ENVELOPE_OPTIONS}
+    envelope = {option: params[option] for option in ENVELOPE_OPTIONS}
     conf, report = netfile.build_conflist(params["name"], params["plugins"], params["config"], **envelope)
     conf = coerce_scalars(conf)
     if params["validate"] != "none":

@@ -26,7 +26,8 @@ from pathlib import Path
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
-from ansible_collections.cnikit.cni.plugins.module_utils._network_file import installed_release, installed_versions
+from ansible_collections.cnikit.cni.plugins.module_utils._exec import PluginExecutor
+from ansible_collections.cnikit.cni.plugins.module_utils._network_file import installed_release
 from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules import IPAM, PLUGINS
 from ansible_collections.cnikit.cni.plugins.module_utils._validate import validate_network_list
 
@@ -194,7 +195,7 @@ def _move_addresses(node, addresses):
 
 def validate(conf) -> list:
     """The validator's errors, as a user gets them on this host (binary checks on)."""
-    report = validate_network_list(conf, installed_versions=installed_versions([PLUGIN_DIR], 30),
+    report = validate_network_list(conf, installed_versions=PluginExecutor([PLUGIN_DIR], 30).supported_versions,
                                    installed_release=installed_release([PLUGIN_DIR]))
     return [str(f) for f in report.errors]
 
