@@ -21,6 +21,8 @@ description:
   - A network with C(disableGC) is skipped.
 author:
   - cnikit maintainers (@cnikit)
+requirements:
+  - Python 3.9 or later on the managed node.
 extends_documentation_fragment:
   - cnikit.cni._attributes
   - cnikit.cni._attributes.actiongroup_cni
@@ -173,7 +175,7 @@ def main():
                 result["collected"].extend(_inventory.gc_plan_orphaned(engine, name, valid))
             else:
                 _add_report(result, _inventory.collect_orphaned(engine, name, valid))
-    except CNIError as error:
+    except (CNIError, OSError) as error:
         fail_from_error(module, error, **result)
     result["changed"] = bool(result["collected"])
     if result["errors"]:
