@@ -9,7 +9,7 @@ import json
 import os
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
+from module_args import patch_module_args
 
 from ansible_collections.cnikit.cni.plugins.modules import cni_network
 

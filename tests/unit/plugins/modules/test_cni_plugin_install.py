@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
+from module_args import patch_module_args
 
 from ansible_collections.cnikit.cni.plugins.modules import cni_plugin_install
 
