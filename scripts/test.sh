@@ -192,7 +192,8 @@ stage_build() {
     echo "$unwanted"
     return 1
   fi
-  tar -tzf "$tarball" | grep -qx LICENSE || { echo "the tarball holds no LICENSE"; return 1; }
+  # grep reads the whole list: with -q it would stop early and tar's SIGPIPE fail the pipeline.
+  tar -tzf "$tarball" | grep -x LICENSE >/dev/null || { echo "the tarball holds no LICENSE"; return 1; }
   # ansible-builder reads meta/execution-environment.yml from the installed copy, as an EE build does.
   local builder requirements
   builder="$(echo ansible-builder | ensure_build_venv ansible-builder "$VENV/bin/python")"
