@@ -13,11 +13,26 @@ INSTALLED_COLLECTIONS="$BUILD_DIR/installed"
 # Without shellcheck, ansible-test's shellcheck sanity test would have nothing to run. Go and
 # Debian's libcni sources build the libcni interoperability test's tool offline. podman, runc and
 # busybox-static run the podman interoperability test's containers (from a rootfs, no image). The
-# fleet scenario's simulated hosts run sshd and sudo, and one runs Debian's Python with Debian's
-# jsonschema and pyroute2.
+# fleet scenario's simulated hosts run sshd and sudo. python3-jsonschema and python3-pyroute2 are
+# the distro's way to the modules' libraries: the managed-nodes stage and one fleet host run the
+# modules with Debian's own Python 3 and them.
 SYSTEM_PACKAGES=(iproute2 iptables iputils-ping containernetworking-plugins jq shellcheck
   golang-go golang-github-appc-cni-dev podman runc busybox-static
   openssh-server sudo python3-jsonschema python3-pyroute2)
+
+# The tested support matrix (README.md, "Support matrix").
+# Controllers: ansible-core line, the controller Python it runs on, and the managed-node libraries
+# its unit tests import: floor (the minimums of requirements/managed-node.txt) or newest. The
+# development virtualenv (.venv, ansible-core 2.19 on Python 3.11 with the pinned libraries) is the
+# fifth row, run by the sanity and units stages.
+# shellcheck disable=SC2034  # used by scripts/test.sh
+CONTROLLER_ROWS=("2.16 3.10 floor" "2.17 3.12 floor" "2.18 3.13 newest" "2.20 3.12 newest")
+# Managed nodes: the Python running the modules and its libraries, driven by the development venv.
+# shellcheck disable=SC2034  # used by scripts/test.sh
+MANAGED_NODE_ROWS=("3.9 floor" "3.9 newest" "3.13 floor" "3.13 newest")
+# Extra virtualenvs (matrix rows, test interpreters): created once, reused while their
+# requirements are unchanged.
+BUILD_VENVS="$BUILD_DIR/venvs"
 
 log() { printf '\n==> %s\n' "$*"; }
 
@@ -65,9 +80,10 @@ ensure_inplace_collection() {
 
 # ansible-test bootstraps pip into each sanity venv with a script it downloads from a host these
 # machines cannot reach; it uses a cached copy when there is one. Ours brings pip from ensurepip.
+# The Python given (the development venv's by default) runs the ansible-test in question.
 ensure_offline_pip_bootstrap() {
-  local pip_version
-  pip_version="$("$VENV/bin/python" "$REPO_ROOT/tests/utils/ansible_test_pip_version.py")"
+  local python="${1:-$VENV/bin/python}" pip_version
+  pip_version="$("$python" "$REPO_ROOT/tests/utils/ansible_test_pip_version.py")"
   local cache="$HOME/.ansible/test/cache/get_pip_${pip_version//./_}.py"
   mkdir -p "$(dirname "$cache")"
   cmp -s "$REPO_ROOT/tests/utils/offline_get_pip.py" "$cache" 2>/dev/null \
@@ -100,6 +116,47 @@ build_and_install_collection() {
   tarball="$(echo "$dist"/cnikit-cni-*.tar.gz)"
   ansible-galaxy collection install "$tarball" -p "$INSTALLED_COLLECTIONS" >&2
   echo "$tarball"
+}
+
+# The CPython <major.minor> given, from pyenv's versions or the system's; fails when there is none.
+find_python() {
+  local candidate
+  for candidate in $(printf '%s\n' "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$1".*/bin/python"$1" | sort -Vr) \
+      "/usr/bin/python$1"; do
+    [[ -x $candidate ]] && { echo "$candidate"; return 0; }
+  done
+  return 1
+}
+
+# pip requirement lines for the managed-node libraries: "floor" pins the minimums of
+# requirements/managed-node.txt (markers kept: the floor of pyroute2 depends on the Python),
+# "newest" leaves the versions open.
+managed_node_requirements() {
+  local file="$REPO_ROOT/requirements/managed-node.txt"
+  case $1 in
+    floor) grep -v '^#' "$file" | sed 's/>=/==/' ;;
+    newest) grep -v '^#' "$file" | sed 's/>=[^;]*//' ;;
+    *) echo "unknown library set: $1" >&2; return 1 ;;
+  esac
+}
+
+# A virtualenv at .build/venvs/<name> made by <python> holding the requirement lines read from
+# stdin; rebuilt only when the interpreter or the lines change. Prints its directory.
+ensure_build_venv() {
+  local python="$2" dir="$BUILD_VENVS/$1" requirements want
+  requirements="$(cat)"
+  want="$(printf '%s\n%s\n' "$("$python" -VV)" "$requirements" | sha256sum | cut -d' ' -f1)"
+  if [[ "$(cat "$dir/.requirements.sha256" 2>/dev/null)" != "$want" ]]; then
+    log "creating virtualenv $dir ($("$python" -V))" >&2
+    rm -rf "$dir"
+    "$python" -m venv "$dir"
+    echo "$requirements" >"$dir/requirements.txt"
+    "$dir/bin/pip" install -q --disable-pip-version-check -r "$dir/requirements.txt" 2>&1 \
+      | grep -v "^WARNING: Location 'file://" >&2 || true
+    "$dir/bin/pip" check >&2
+    echo "$want" >"$dir/.requirements.sha256"
+  fi
+  echo "$dir"
 }
 
 setup_all() {

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The test command: set-up, lint, sanity, unit, integration, molecule, docs and build checks.
-# Every stage runs even when an earlier one failed; the summary's last line is read by CI:
+# The test command: set-up, lint, sanity, unit, the support matrix, integration, molecule, docs
+# and build checks. Every stage runs even when an earlier one failed; the summary's last line is
+# read by CI:
 #   stages: <passed> passed, <failed> failed
-# Run as root on Debian 12 from anywhere: ./scripts/test.sh
+# Run as root on Debian 12 from anywhere: ./scripts/test.sh [stage...]
+# With stage names, only those run (setup first, always: the others need its virtualenv).
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -34,14 +36,118 @@ stage_sanity() {
 
 stage_units() {
   cd "$REPO_ROOT"
-  # functional and reliability run the real plugin binaries as root, on prefixed namespaces.
+  # functional, differential and reliability run the real plugin binaries as root, on prefixed
+  # namespaces. reliability comes last: its tests import helpers from its own conftest.py.
   local suites=(tests/unit) suite
-  for suite in tests/functional tests/reliability; do
+  for suite in tests/functional tests/differential tests/reliability; do
     [[ -d $suite ]] && suites+=("$suite")
   done
   # pytest exits 5 when it collects nothing; that only means "skip" while no test file exists.
   [[ -n "$(find "${suites[@]}" -name 'test_*.py' -print -quit)" ]] || skip "no test files in ${suites[*]}"
   PYTHONPATH="$INPLACE_COLLECTIONS" python -m pytest "${suites[@]}"
+}
+
+# One row of the matrix failed, or could not run: CI must see it, a developer may lack a Python.
+row_unavailable() {
+  if [[ ${CI:-} == true ]]; then
+    echo "FAILED: $*"
+    return 1
+  fi
+  echo "SKIPPED (not in CI): $*"
+}
+
+# Runs "<label> <command...>" and appends "<label> passed|failed in <n>s" to the array ROW_PARTS.
+run_part() {
+  local label="$1" start=$SECONDS
+  shift
+  if "$@"; then
+    ROW_PARTS+=("$label passed in $((SECONDS - start))s")
+  else
+    ROW_PARTS+=("$label FAILED in $((SECONDS - start))s")
+    return 1
+  fi
+}
+
+# Every sanity test but pylint, the slowest by far (its own virtualenv per ansible-core line, then
+# minutes of CPU); the sanity stage runs it, on ansible-core 2.19.
+controller_sanity() {
+  local venv="$1" python="$2" tree
+  tree="$(sync_test_tree "$BUILD_DIR/ansible-test-matrix")"
+  (cd "$tree" && PATH="$venv/bin:$PATH" ansible-test sanity --local --python "$python" --skip-test pylint --color no)
+}
+
+controller_units() {
+  local venv="$1"
+  (cd "$REPO_ROOT" && PYTHONPATH="$INPLACE_COLLECTIONS" "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/unit)
+}
+
+# Sanity and unit tests under each ansible-core line of CONTROLLER_ROWS (scripts/lib.sh).
+stage_controllers() {
+  local row core python libs interpreter venv failed=0 rows=()
+  for row in "${CONTROLLER_ROWS[@]}"; do
+    read -r core python libs <<<"$row"
+    local label="ansible-core $core, controller Python $python, $libs libraries"
+    log "$label"
+    if ! interpreter="$(find_python "$python")"; then
+      rows+=("$label: no Python $python"); row_unavailable "$label: no Python $python" || failed=1
+      continue
+    fi
+    venv="$({ echo "ansible-core==$core.*"; echo pytest; managed_node_requirements "$libs"; } \
+      | ensure_build_venv "controller-$core-py$python-$libs" "$interpreter")"
+    "$venv/bin/pip" list --format freeze 2>/dev/null | grep -iE '^(ansible-core|jsonschema|pyroute2)='
+    ensure_offline_pip_bootstrap "$venv/bin/python"
+    ROW_PARTS=()
+    run_part sanity controller_sanity "$venv" "$python" || failed=1
+    run_part units controller_units "$venv" || failed=1
+    rows+=("$label: ${ROW_PARTS[*]}")
+  done
+  log "controller rows (ansible-core 2.19 on Python 3.11, pinned libraries: the sanity and units stages)"
+  printf '  %s\n' "${rows[@]}"
+  return "$failed"
+}
+
+# The modules run for real by each managed-node Python of MANAGED_NODE_ROWS (scripts/lib.sh), by
+# Debian's own Python 3 with its packaged libraries, then their failures without the libraries
+# and without root.
+stage_managed_nodes() {
+  local row python libs interpreter venv failed=0 rows=() label
+  local -a interpreters=() labels=()
+  for row in "${MANAGED_NODE_ROWS[@]}"; do
+    read -r python libs <<<"$row"
+    label="managed Python $python, $libs libraries"
+    if ! interpreter="$(find_python "$python")"; then
+      rows+=("$label: no Python $python"); row_unavailable "$label: no Python $python" || failed=1
+      continue
+    fi
+    venv="$(managed_node_requirements "$libs" | ensure_build_venv "node-py$python-$libs" "$interpreter")"
+    interpreters+=("$venv/bin/python"); labels+=("$label")
+  done
+  interpreters+=(/usr/bin/python3); labels+=("managed Python $(/usr/bin/python3 -V | cut -d' ' -f2) of Debian, its python3-jsonschema and python3-pyroute2")
+  local i
+  for i in "${!interpreters[@]}"; do
+    log "${labels[$i]}"
+    "${interpreters[$i]}" -c 'import jsonschema, pyroute2, sys; from importlib.metadata import version
+print(sys.executable, sys.version.split()[0], "jsonschema", version("jsonschema"), "pyroute2", version("pyroute2"))'
+    ROW_PARTS=()
+    run_part modules managed_node_playbook modules.yml -e "ansible_python_interpreter=${interpreters[$i]}" \
+      || failed=1
+    rows+=("${labels[$i]}: ${ROW_PARTS[*]}")
+  done
+  local bare
+  bare="$(true | ensure_build_venv node-without-libraries "$(find_python 3.11)")"
+  log "managed node without the libraries, and without root"
+  ROW_PARTS=()
+  run_part failures managed_node_playbook failures.yml -e "python_without_libraries=$bare/bin/python" || failed=1
+  rows+=("no libraries, no root: ${ROW_PARTS[*]}")
+  log "managed-node rows (driven by ansible-core $(ansible --version | head -1 | grep -oE '[0-9]+\.[0-9]+\.[0-9]+'))"
+  printf '  %s\n' "${rows[@]}"
+  return "$failed"
+}
+
+# <playbook> [ansible-playbook arguments]: a playbook of tests/managed-node on localhost.
+managed_node_playbook() {
+  (cd "$REPO_ROOT/tests/managed-node" && ANSIBLE_COLLECTIONS_PATH="$INPLACE_COLLECTIONS" \
+    ansible-playbook -i localhost, -c local "$@")
 }
 
 stage_integration() {
@@ -87,6 +193,18 @@ stage_build() {
     echo "$unwanted"
     return 1
   fi
+  # grep reads the whole list: with -q it would stop early and tar's SIGPIPE fail the pipeline.
+  tar -tzf "$tarball" | grep -x LICENSE >/dev/null || { echo "the tarball holds no LICENSE"; return 1; }
+  # ansible-builder reads meta/execution-environment.yml from the installed copy, as an EE build does.
+  local builder requirements
+  builder="$(echo ansible-builder | ensure_build_venv ansible-builder "$VENV/bin/python")"
+  requirements="$("$builder/bin/ansible-builder" introspect --sanitize "$INSTALLED_COLLECTIONS")"
+  echo "$requirements"
+  if ! grep -q "^- 'jsonschema>=.* # from collection cnikit.cni'$" <<<"$requirements" \
+    || ! grep -q "^- 'iproute2 .* # from collection cnikit.cni'$" <<<"$requirements"; then
+    echo "ansible-builder finds no Python or system requirements of cnikit.cni"
+    return 1
+  fi
   # Every module and role is tried, so one broken DOCUMENTATION does not hide another.
   local plugin failed=0
   for plugin in "$REPO_ROOT"/plugins/modules/*.py "$REPO_ROOT"/roles/*/; do
@@ -102,7 +220,7 @@ stage_build() {
   return "$failed"
 }
 
-STAGES=(setup lint sanity units integration molecule docs build)
+ALL_STAGES=(setup lint sanity units controllers managed_nodes integration molecule docs build)
 declare -A RESULT SECONDS_TAKEN
 
 run_stage() {
@@ -122,8 +240,23 @@ run_stage() {
   echo "--- stage $name: ${RESULT[$name]} in ${SECONDS_TAKEN[$name]}s"
 }
 
+# The stages named on the command line, in the order given, after setup; all of them without.
+select_stages() {
+  STAGES=(setup)
+  (($#)) || { STAGES=("${ALL_STAGES[@]}"); return; }
+  local name
+  for name in "$@"; do
+    if [[ " ${ALL_STAGES[*]} " != *" $name "* ]]; then
+      echo "unknown stage '$name'; the stages are: ${ALL_STAGES[*]}" >&2
+      exit 2
+    fi
+    [[ $name == setup ]] || STAGES+=("$name")
+  done
+}
+
 main() {
   local name passed=0 failed=0
+  select_stages "$@"
   for name in "${STAGES[@]}"; do
     run_stage "$name"
     # Later stages need the virtualenv that setup made, on PATH in this shell too.
@@ -142,4 +275,4 @@ main() {
   ((failed == 0))
 }
 
-main
+main "$@"

@@ -4,10 +4,17 @@
 #
 # This module_utils is PRIVATE and should only be used by this collection.
 # It may change at any time, without notice.
-"""The only module_utils that knows Ansible: shared argument-spec pieces and the translation
-of the collection's errors into fail_json."""
+"""The only module_utils that knows Ansible: shared argument-spec pieces, the check for the
+managed node's libraries and the translation of the collection's errors into fail_json."""
 
 from __future__ import annotations
+
+import errno
+import importlib.util
+import os
+import sys
+
+from ansible.module_utils.basic import missing_required_lib
 
 from ._errors import CNIError
 from ._exec import DEFAULT_TIMEOUT
@@ -28,7 +35,43 @@ def paths_argument_spec() -> dict:
     }
 
 
-def fail_from_error(module, error: CNIError, **result) -> None:
-    """fail_json with the error's message and its structured fields under ``error``."""
-    details = error.to_dict()
-    module.fail_json(msg=details.pop("msg"), error=details, **result)
+# The managed node's libraries: the oldest version a supported distribution ships (the floors of
+# requirements/managed-node.txt; pyroute2 0.6 does not import on Python 3.12) and their use.
+LIBRARIES = {
+    "jsonschema": ("3.2.0", "to validate network configurations"),
+    "pyroute2": ("0.7.2" if sys.version_info >= (3, 12) else "0.6.4", "to create and remove network namespaces"),
+}
+
+NEEDS_ROOT = ("This module needs root on the managed node (network namespaces, /var/lib/cni, "
+              "/etc/cni/net.d, /opt/cni/bin): run the task with become: true.")
+
+
+def require_libraries(module, *names: str) -> None:
+    """Fail the task before it changes anything when the Python running the module lacks a
+    library. The libraries are imported later, by the code that needs them (pyroute2 alone
+    costs 0.2 s), so only their presence is checked here."""
+    for name in names:
+        if importlib.util.find_spec(name) is None:
+            minimum, purpose = LIBRARIES[name]
+            module.fail_json(msg=missing_required_lib(
+                name, reason=f"{purpose}. Install it with the cnikit.cni.plugins role, the distribution's "
+                             f"python3-{name} package, or pip install '{name}>={minimum}' for that Python"))
+
+
+def _permission_denied(error: BaseException) -> bool:
+    """Whether the error, or one it was raised from, is the kernel refusing an unprivileged caller."""
+    while error is not None:
+        if isinstance(error, OSError) and error.errno in (errno.EPERM, errno.EACCES):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def fail_from_error(module, error: Exception, **result) -> None:
+    """fail_json with the error's message and its structured fields under ``error``; an OSError
+    is reported by its message. Without root, a refusal says that root is needed."""
+    details = error.to_dict() if isinstance(error, CNIError) else {"msg": str(error)}
+    msg = details.pop("msg")
+    if os.geteuid() != 0 and _permission_denied(error):
+        msg = f"{msg}. {NEEDS_ROOT}"
+    module.fail_json(msg=msg, error=details, **result)

@@ -138,20 +138,39 @@ def _report_duplicates(node, parts, duplicates, report) -> None:
 _LOWER_KEYS: dict = {}
 
 
+def _dependent_required(validator, dependencies, instance, _schema):
+    """Draft 2019-09's dependentRequired, for jsonschema before 4.0 (RHEL 9 and Ubuntu 22.04 ship
+    3.2, whose newest draft is 7)."""
+    from jsonschema.exceptions import ValidationError  # pylint: disable=import-outside-toplevel
+
+    if not validator.is_type(instance, "object"):
+        return
+    for present, needed in dependencies.items():
+        for name in needed:
+            if present in instance and name not in instance:
+                yield ValidationError(f"{name!r} is a dependency of {present!r}")
+
+
 @functools.lru_cache(maxsize=None)
 def _validator_class() -> tuple:
     """The jsonschema validator class with Go's idea of an integer, and our format checker."""
-    from jsonschema import Draft202012Validator, FormatChecker, validators  # pylint: disable=import-outside-toplevel
+    import jsonschema  # pylint: disable=import-outside-toplevel
+
+    base = getattr(jsonschema, "Draft202012Validator", None)
+    keywords = {}
+    if base is None:
+        base = jsonschema.Draft7Validator
+        keywords["dependentRequired"] = _dependent_required
 
     def is_go_integer(_checker, instance):
         return isinstance(instance, int) and not isinstance(instance, bool)
 
-    type_checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", is_go_integer)
-    checker = FormatChecker(formats=())
+    type_checker = base.TYPE_CHECKER.redefine("integer", is_go_integer)
+    checker = jsonschema.FormatChecker(formats=())
     for name, check in FORMAT_CHECKS.items():
         # Formats apply to strings only; the "type" keyword reports anything else.
         checker.checks(name)(lambda value, check=check: not isinstance(value, str) or check(value))
-    return validators.extend(Draft202012Validator, type_checker=type_checker), checker
+    return jsonschema.validators.extend(base, validators=keywords, type_checker=type_checker), checker
 
 
 @functools.lru_cache(maxsize=None)

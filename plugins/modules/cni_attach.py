@@ -35,7 +35,8 @@ description:
 author:
   - cnikit maintainers (@cnikit)
 requirements:
-  - pyroute2, only with O(create_netns=true)
+  - Python 3.9 or later on the managed node.
+  - pyroute2 0.6.4 or later (0.7.2 or later on Python 3.12 and later), only with O(create_netns=true).
 extends_documentation_fragment:
   - cnikit.cni._attributes
   - cnikit.cni._attributes.actiongroup_cni
@@ -293,7 +294,7 @@ import threading
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _netns
-from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec, require_libraries
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import load_conf_dir, parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError, ConfigError
@@ -433,6 +434,8 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
                            mutually_exclusive=[("network", "config")])
     params = module.params
+    if params["create_netns"] or any(item["create_netns"] for item in params["attachments"] or []):
+        require_libraries(module, "pyroute2")
     if params["parallel"] < 1:
         module.fail_json(msg=f"parallel: must be at least 1 (got {params['parallel']})")
     engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
@@ -443,7 +446,7 @@ def main():
         created = ensure_namespaces(desired, specs, module.check_mode)
         outcomes = _attach.converge_all(engine, desired, module.check_mode, params["parallel"])
         created = release_unused_namespaces(created, desired, outcomes, module.check_mode)
-    except CNIError as error:
+    except (CNIError, OSError) as error:
         fail_from_error(module, error)
     items = [_attach.item_result(d, o) for d, o in zip(desired, outcomes)]
     for item, declared in zip(items, desired):

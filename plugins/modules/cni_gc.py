@@ -26,6 +26,8 @@ description:
   - A network with C(disableGC) is skipped.
 author:
   - cnikit maintainers (@cnikit)
+requirements:
+  - Python 3.9 or later on the managed node.
 extends_documentation_fragment:
   - cnikit.cni._attributes
   - cnikit.cni._attributes.actiongroup_cni
@@ -205,7 +207,7 @@ def main():
                 result["collected"].extend(_gc.gc_plan_orphaned(engine, name, valid))
             else:
                 _add_report(result, _gc.collect_orphaned(engine, name, valid))
-    except CNIError as error:
+    except (CNIError, OSError) as error:
         fail_from_error(module, error, **result)
     result["changed"] = bool(result["collected"])
     if result["errors"]:

@@ -21,6 +21,9 @@ description:
   - Files that cannot be read (a broken manifest, an unusable cache entry) are reported as warnings.
 author:
   - cnikit maintainers (@cnikit)
+requirements:
+  - Python 3.9 or later on the managed node.
+  - jsonschema 3.2.0 or later, when O(gather) holds V(networks).
 extends_documentation_fragment:
   - cnikit.cni._attributes
   - cnikit.cni._attributes.actiongroup_cni
@@ -135,7 +138,7 @@ namespaces:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _facts
-from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec, require_libraries
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 
@@ -148,6 +151,8 @@ def main():
     argument_spec.update(paths_argument_spec())
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
+    if "networks" in params["gather"]:
+        require_libraries(module, "jsonschema")
     engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
     gather = set(params["gather"])
     result = {"changed": False}
@@ -163,7 +168,7 @@ def main():
             warnings.extend(problems)
         if "namespaces" in gather:
             result["namespaces"] = _facts.namespace_facts()
-    except CNIError as error:
+    except (CNIError, OSError) as error:
         fail_from_error(module, error)
     for warning in warnings:
         module.warn(warning)

@@ -23,7 +23,8 @@ description:
 author:
   - cnikit maintainers (@cnikit)
 requirements:
-  - pyroute2
+  - Python 3.9 or later on the managed node.
+  - pyroute2 0.6.4 or later (0.7.2 or later on Python 3.12 and later).
 extends_documentation_fragment:
   - cnikit.cni._attributes
   - cnikit.cni._attributes.actiongroup_cni
@@ -117,7 +118,7 @@ errors:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _gc, _netns
-from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec, require_libraries
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import check_netns_name, netns_path
@@ -144,6 +145,7 @@ def main():
     }
     argument_spec.update(paths_argument_spec())
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    require_libraries(module, "pyroute2")
     params = module.params
     state = params["state"]
     result = {"changed": False, "name": params["name"], "path": None, "deleted_attachments": []}
@@ -159,7 +161,7 @@ def main():
             engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
             existed, result["deleted_attachments"], errors = ensure_absent(
                 engine, name, params["delete_attachments"], module.check_mode)
-    except CNIError as error:
+    except (CNIError, OSError) as error:
         fail_from_error(module, error, **result)
     before = "present" if existed else "absent"
     result["changed"] = before != state or bool(result["deleted_attachments"])

@@ -25,6 +25,9 @@ description:
   - See U(https://github.com/cnikit/cni/blob/main/docs/validation.md) for every check and its messages.
 author:
   - cnikit maintainers (@cnikit)
+requirements:
+  - Python 3.9 or later on the managed node.
+  - jsonschema 3.2.0 or later, unless O(validate=none) or O(state=absent).
 extends_documentation_fragment:
   - cnikit.cni._attributes
   - cnikit.cni._attributes.actiongroup_cni
@@ -271,7 +274,7 @@ backup_files:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _network_file as netfile
-from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec, require_libraries
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import ENVELOPE_OPTIONS
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 from ansible_collections.cnikit.cni.plugins.module_utils._exec import find_plugin
@@ -417,6 +420,8 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
+    if params["state"] == "present" and params["validate"] != "none":
+        require_libraries(module, "jsonschema")
     result = {"changed": False, "path": None, "validation_errors": [], "validation_warnings": []}
     try:
         check_network_name(params["name"], "name")
@@ -426,7 +431,7 @@ def main():
             present(module, params, path, result)
         else:
             absent(module, params, path, result)
-    except CNIError as error:
+    except (CNIError, OSError) as error:
         fail_from_error(module, error, **result)
     module.exit_json(**result)
 

@@ -25,6 +25,8 @@ description:
     size over 256 MiB (1 GiB in all, 512 MiB packed) fails the task before anything in O(dest) changes, as
     does a checksum mismatch.
   - Binaries end up mode 0755, owned by root when the module runs as root.
+requirements:
+  - Python 3.9 or later on the managed node.
 extends_documentation_fragment:
   - cnikit.cni._attributes
   - cnikit.cni._attributes.actiongroup_cni
@@ -308,7 +310,7 @@ def main():
     )
     try:
         result = ensure(options, _fetcher(module), module.tmpdir, module.check_mode)
-    except CNIError as exc:
+    except (CNIError, OSError) as exc:
         fail_from_error(module, exc)
     if not module._diff:
         result.pop("diff")

@@ -1,0 +1,86 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The Ansible glue's failures: a missing managed-node library named with the interpreter and
+the fixes, and the one sentence saying that root is needed."""
+
+from __future__ import annotations
+
+import errno
+import sys
+
+import pytest
+
+from ansible_collections.cnikit.cni.plugins.module_utils import _ansible_glue as glue
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
+from ansible_collections.cnikit.cni.plugins.module_utils._netns import NetnsError
+
+
+class Failed(Exception):
+    pass
+
+
+class FakeModule:
+    """Records fail_json's arguments and stops the caller, as AnsibleModule does."""
+
+    def fail_json(self, **kwargs):
+        raise Failed(kwargs)
+
+
+def failure(call, *args, **kwargs) -> dict:
+    with pytest.raises(Failed) as raised:
+        call(FakeModule(), *args, **kwargs)
+    return raised.value.args[0]
+
+
+def test_a_missing_library_is_named_with_the_interpreter_and_every_fix(monkeypatch):
+    monkeypatch.setitem(glue.LIBRARIES, "cnit_absent_library", ("1.2.3", "to test the message"))
+    msg = failure(glue.require_libraries, "jsonschema", "cnit_absent_library")["msg"]
+    assert "Failed to import the required Python library (cnit_absent_library)" in msg
+    assert sys.executable in msg
+    assert "This is required to test the message." in msg
+    for fix in ("cnikit.cni.plugins role", "python3-cnit_absent_library package",
+                "pip install 'cnit_absent_library>=1.2.3'", "ansible_python_interpreter"):
+        assert fix in msg
+
+
+def test_present_libraries_pass():
+    glue.require_libraries(FakeModule(), *glue.LIBRARIES)
+
+
+def test_the_pyroute2_floor_is_the_one_that_imports_on_this_python():
+    assert glue.LIBRARIES["pyroute2"][0] == ("0.7.2" if sys.version_info >= (3, 12) else "0.6.4")
+
+
+def permission_error() -> NetnsError:
+    try:
+        try:
+            raise PermissionError(errno.EPERM, "mount rundir failed")
+        except OSError as exc:
+            raise NetnsError(f"cannot create network namespace x: {exc}") from exc
+    except NetnsError as error:
+        return error
+
+
+@pytest.mark.parametrize("error", [permission_error(), PermissionError(errno.EACCES, "Permission denied")])
+def test_without_root_a_refusal_says_root_is_needed(monkeypatch, error):
+    monkeypatch.setattr(glue.os, "geteuid", lambda: 1000)
+    result = failure(glue.fail_from_error, error, path="/x")
+    assert result["msg"] == f"{error}. {glue.NEEDS_ROOT}"
+    assert result["path"] == "/x"
+
+
+def test_as_root_a_refusal_is_reported_as_it_is(monkeypatch):
+    monkeypatch.setattr(glue.os, "geteuid", lambda: 0)
+    error = permission_error()
+    assert failure(glue.fail_from_error, error)["msg"] == str(error)
+
+
+def test_without_root_other_errors_get_no_hint(monkeypatch):
+    monkeypatch.setattr(glue.os, "geteuid", lambda: 1000)
+    error = ConfigError("name", "must not be empty", "")
+    result = failure(glue.fail_from_error, error)
+    assert result["msg"] == str(error)
+    assert result["error"] == {"path": "name", "value": ""}
+    assert failure(glue.fail_from_error, FileNotFoundError(errno.ENOENT, "No such file"))["msg"] == \
+        "[Errno 2] No such file"
