@@ -92,7 +92,7 @@ stage_controllers() {
       rows+=("$label: no Python $python"); row_unavailable "$label: no Python $python" || failed=1
       continue
     fi
-    venv="$({ echo "ansible-core==$core.*"; echo pytest; managed_node_requirements "$libs"; } \
+    venv="$({ echo "ansible-core==$core.*"; echo pytest; echo hypothesis; managed_node_requirements "$libs"; } \
       | ensure_build_venv "controller-$core-py$python-$libs" "$interpreter")"
     "$venv/bin/pip" list --format freeze 2>/dev/null | grep -iE '^(ansible-core|jsonschema|pyroute2)='
     ensure_offline_pip_bootstrap "$venv/bin/python"

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from ._conflist import ENVELOPE_ORDER, FLAG_KEYS, libcni_order
 from ._errors import CNIError, ConfigError
 from ._identifiers import check_network_name
-from ._plugin_rules import IPAM, PLUGINS
+from ._plugin_rules.registry import IPAM, PLUGINS
 from ._plugin_rules._common import (
     FORMAT_CHECKS, Context, Releases, is_ip, json_path, list_of, map_of, parse_cidr, release_name, version_or_none,
 )

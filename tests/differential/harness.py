@@ -28,7 +28,7 @@ from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachme
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 from ansible_collections.cnikit.cni.plugins.module_utils._exec import PluginExecutor
 from ansible_collections.cnikit.cni.plugins.module_utils._network_file import installed_release
-from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules import IPAM, PLUGINS
+from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules.registry import IPAM, PLUGINS
 from ansible_collections.cnikit.cni.plugins.module_utils._validate import validate_network_list
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "utils"))

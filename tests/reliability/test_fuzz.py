@@ -19,7 +19,8 @@ from conftest import FULL, count
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _cache, _plugin_rules
+from ansible_collections.cnikit.cni.plugins.module_utils import _cache
+from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules import registry
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError, ConfigError, PluginError, PluginNotFoundError
@@ -45,9 +46,9 @@ PLAUSIBLE = st.sampled_from([
     0, 1, -1, 1500, 65536, 2 ** 31, 2 ** 64, 1.5, True, False, None, [], {},
 ])
 VALUES = (PLAUSIBLE | JSON).map(copy.deepcopy)  # mutations must never alter the shared [] and {}
-KEYS = sorted({key for schema in list(_plugin_rules.PLUGIN_SCHEMAS.values()) + list(_plugin_rules.IPAM_SCHEMAS.values())
+KEYS = sorted({key for schema in list(registry.PLUGIN_SCHEMAS.values()) + list(registry.IPAM_SCHEMAS.values())
                for key in schema.get("properties", {})} | {"runtimeConfig", "args", "prevResult", "cni.dev/x"})
-TYPES = st.sampled_from(sorted(_plugin_rules.PLUGIN_SCHEMAS) + ["flannel", "noop", "../bin/sh", ""]) | JSON
+TYPES = st.sampled_from(sorted(registry.PLUGIN_SCHEMAS) + ["flannel", "noop", "../bin/sh", ""]) | JSON
 VERSIONS = st.sampled_from(list(KNOWN_VERSIONS) + ["", "1.1", "2.0.0", "0.4", "v1.0.0", "1.0.0.0"]) | JSON
 NAMES = st.sampled_from(["net1", "a.b_c-d", "bad/name", "..", "", "x" * 300, "-lead", "tab\tname"]) | JSON
 
@@ -58,7 +59,7 @@ def plugins(draw):
     for key in draw(st.lists(st.sampled_from(KEYS), max_size=6)):
         plugin[key] = draw(VALUES)
     if draw(st.booleans()):
-        ipam = {"type": draw(st.sampled_from(sorted(_plugin_rules.IPAM_SCHEMAS) + ["whereabouts"]) | JSON)}
+        ipam = {"type": draw(st.sampled_from(sorted(registry.IPAM_SCHEMAS) + ["whereabouts"]) | JSON)}
         for key in draw(st.lists(st.sampled_from(KEYS), max_size=5)):
             ipam[key] = draw(VALUES)
         if draw(st.booleans()):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from fakeplugin import FakePlugins
 import module_harness
+from cachehost import Host
 
 
 @pytest.fixture
@@ -32,3 +33,9 @@ def parse_arguments(capsys):
     def parse(module, **args) -> tuple:
         return module_harness.parse_arguments(module, capsys, **args)
     return parse
+
+
+@pytest.fixture
+def host(tmp_path):
+    """A plugin dir with the test double, a conf dir and a cache dir of hand-written entries."""
+    return Host(tmp_path)

@@ -17,7 +17,7 @@ inside them is sorted; Go escapes ``<``, ``>`` and ``&`` in strings. The result 
 plugin's, in its own version: 0.4.0 results carry ``version`` on each IP and ``dns: {}``
 (pkg/types/current at v0.8.1), 1.0.0 results do not (pkg/types/100).
 
-Namespaces are stood in for by plain files outside /run/netns (see conftest.py): live
+Namespaces are stood in for by plain files outside /run/netns (see tests/utils/cachehost.py): live
 while the file exists."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 # Copyright (c) cnikit contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""_gc (garbage collection, and the attachments of a namespace) on the test host of conftest.py."""
+"""_gc (garbage collection, and the attachments of a namespace) on the test host of tests/utils/cachehost.py."""
 
 from __future__ import annotations
 

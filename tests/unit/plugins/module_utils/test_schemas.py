@@ -8,7 +8,7 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules import IPAM, IPAM_SCHEMAS, PLUGIN_SCHEMAS, PLUGINS
+from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules.registry import IPAM, IPAM_SCHEMAS, PLUGIN_SCHEMAS, PLUGINS
 from ansible_collections.cnikit.cni.plugins.module_utils._schemas import FORMATS
 from ansible_collections.cnikit.cni.plugins.module_utils._validate import FORMAT_CHECKS
 

@@ -1,7 +1,8 @@
 # Copyright (c) cnikit contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""A test host for _gc and _facts: hand-written cniCacheV1 files and the test-double plugin.
+"""A test host for the unit tests of _gc and _facts: hand-written cniCacheV1 files and the
+test-double plugin.
 
 Namespaces are stood in for by plain files outside /run/netns: _netns.is_netns treats such a
 path as live exactly when it exists, so liveness is controlled without root."""
@@ -13,11 +14,9 @@ import json
 import os
 import shutil
 
-import pytest
-
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
 
-FAKE_PLUGIN = os.path.join(os.path.dirname(__file__), "..", "..", "..", "utils", "fakeplugin.py")
+FAKE_PLUGIN = os.path.join(os.path.dirname(__file__), "fakeplugin.py")
 
 
 class Host:
@@ -82,8 +81,3 @@ class Host:
             return []
         lines = [json.loads(line) for line in self.log.read_text().splitlines()]
         return [c for c in lines if verb is None or c["verb"] == verb]
-
-
-@pytest.fixture
-def host(tmp_path):
-    return Host(tmp_path)

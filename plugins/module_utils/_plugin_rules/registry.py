@@ -1,0 +1,28 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# This module_utils is PRIVATE and should only be used by this collection.
+# It may change at any time, without notice.
+"""Every reference plugin's rules by plugin type. Each plugin's are in its own file of this
+package: its JSON Schema and its checks side by side, with the releases that introduced its
+keys. Adding a plugin means adding its file and naming it here. (The package's __init__.py
+stays empty, as ansible-test asks of module_utils packages.)"""
+
+from __future__ import annotations
+
+from . import (
+    bandwidth, bridge, dhcp, dummy, firewall, host_device, host_local, ipvlan, loopback, macvlan, portmap, ptp, sbr,
+    static, tap, tuning, vlan, vrf,
+)
+
+PLUGINS = {
+    "bridge": bridge.RULES, "ipvlan": ipvlan.RULES, "macvlan": macvlan.RULES, "ptp": ptp.RULES,
+    "host-device": host_device.RULES, "vlan": vlan.RULES, "loopback": loopback.RULES, "dummy": dummy.RULES,
+    "tap": tap.RULES, "vrf": vrf.RULES, "tuning": tuning.RULES, "portmap": portmap.RULES,
+    "bandwidth": bandwidth.RULES, "firewall": firewall.RULES, "sbr": sbr.RULES,
+}
+IPAM = {"host-local": host_local.RULES, "static": static.RULES, "dhcp": dhcp.RULES}
+
+PLUGIN_SCHEMAS = {name: rules.schema for name, rules in PLUGINS.items()}
+IPAM_SCHEMAS = {name: rules.schema for name, rules in IPAM.items()}
