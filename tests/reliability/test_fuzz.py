@@ -24,6 +24,7 @@ from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules import re
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError, ConfigError, PluginError, PluginNotFoundError
+from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import AttachmentKey
 from ansible_collections.cnikit.cni.plugins.module_utils._result import KNOWN_VERSIONS, ResultError, convert, summarise
 from ansible_collections.cnikit.cni.plugins.module_utils._validate import validate_text
 
@@ -283,7 +284,7 @@ def cache_files(draw):
 def test_cache_reader_raises_only_cache_errors_and_del_can_proceed(data):
     path = "/var/lib/cni/results/net1-c1-eth0"
     try:
-        entry = _cache._parse(path, data, "net1", "c1", "eth0")  # pylint: disable=protected-access
+        entry = _cache._parse(path, data, AttachmentKey("net1", "c1", "eth0"))  # pylint: disable=protected-access
     except _cache.CacheError as exc:
         assert exc.path == path and str(exc).startswith(f"unusable cache file {path}: ")
         return
