@@ -25,7 +25,9 @@ import os
 from dataclasses import dataclass, field
 
 from ._errors import CNIError, ConfigError
-from ._fileio import atomic_write, ensure_dir, fsync_dir, read_if_exists, remove_if_exists, remove_written_file
+from ._fileio import (
+    atomic_write, ensure_dir, fsync_dir, read_if_exists, remove_if_exists, remove_if_unlocked, remove_written_file,
+)
 from ._identifiers import AttachmentKey, check_network_name
 
 KIND = "cniCacheV1"
@@ -252,18 +254,7 @@ def remove_idle_lock_files(cache_dir: str) -> None:
     except (FileNotFoundError, NotADirectoryError):
         names = []
     for name in names:
-        path = os.path.join(directory, name)
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            remove_if_exists(path)
-        except BlockingIOError:
-            pass  # held: in use
-        finally:
-            os.close(fd)
+        remove_if_unlocked(os.path.join(directory, name))
     _remove_dir_if_empty(directory)
     _remove_dir_if_empty(os.path.join(cache_dir, PENDING_SUBDIR))
 

@@ -95,19 +95,24 @@ def remove_abandoned_temp_files(path: str) -> None:
     except FileNotFoundError:
         return
     for candidate in candidates:
-        candidate_path = os.path.join(directory, candidate)
-        try:
-            fd = os.open(candidate_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except OSError:
-            continue  # gone meanwhile, or not a file we wrote
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(candidate_path)
-        except BlockingIOError:
-            pass  # a live writer's
-        finally:
-            os.close(fd)
+        remove_if_unlocked(os.path.join(directory, candidate))
+
+
+def remove_if_unlocked(path: str) -> None:
+    """Delete ``path`` unless a live process holds an flock on it (a writer's temporary file, a
+    lock in use); a file gone meanwhile, or that cannot be opened, is left to others."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    except BlockingIOError:
+        pass  # held: in use
+    finally:
+        os.close(fd)
 
 
 def remove_written_file(path: str) -> bool:
