@@ -23,6 +23,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+import hostclean
 from ansible_collections.cnikit.cni.plugins.module_utils import _cache
 
 PREFIX = "cnit-p-"
@@ -208,7 +209,7 @@ class PodmanHost:
         # only those nobody holds, so a concurrent user of /var/lib/cni is not disturbed.
         _cache.remove_idle_lock_files(CNI_CACHE)
         for cid in self.containers:
-            self._drop_portmap_rules(cid)
+            hostclean.drop_portmap_rules(self.portmap_rules(cid))
         for netns in self.namespaces:
             if os.path.exists(netns):
                 run("ip", "netns", "del", os.path.basename(netns), check=False)
@@ -231,16 +232,6 @@ class PodmanHost:
                 name = path.name.removeprefix(".")
                 if name.startswith(owned) or any(cid in name for cid in self.containers):
                     path.unlink(missing_ok=True)
-
-    def _drop_portmap_rules(self, container_id: str) -> None:
-        """portmap's rules and CNI-DN-* chain of a container whose DEL did not run."""
-        rules = [line for line in self.portmap_rules(container_id) if line.startswith("-A ")]
-        chains = sorted({line.rsplit(" -j ", 1)[1].split()[0] for line in rules if " -j CNI-DN-" in line})
-        for line in rules:
-            run("iptables", "-t", "nat", "-D", *shlex.split(line)[1:], check=False)
-        for chain in chains:
-            run("iptables", "-t", "nat", "-F", chain, check=False)
-            run("iptables", "-t", "nat", "-X", chain, check=False)
 
 
 def snapshot(paths: tuple) -> dict:

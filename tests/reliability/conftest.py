@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import random
-import shlex
 import shutil
 import subprocess
 import sys
@@ -200,14 +199,7 @@ def drop_portmap_rules(prefix: str) -> list:
     """Remove the nat rules portmap made for containers whose ID starts with ``prefix`` and their
     CNI-DN-* chains (a test that failed before its DEL leaves them; a deleted namespace does not
     take them along). Returns the chains removed."""
-    ours = [line for line in nat_rules().splitlines() if line.startswith("-A ") and f'id: \\"{prefix}' in line]
-    chains = sorted({line.rsplit(" -j ", 1)[1].split()[0] for line in ours if " -j CNI-DN-" in line})
-    for line in ours:
-        run("iptables", "-t", "nat", "-D", *shlex.split(line)[1:], check=False)
-    for chain in chains:
-        run("iptables", "-t", "nat", "-F", chain, check=False)
-        run("iptables", "-t", "nat", "-X", chain, check=False)
-    return chains
+    return hostclean.drop_portmap_rules([line for line in nat_rules().splitlines() if f'id: \\"{prefix}' in line])
 
 
 _COUNTER = [0]

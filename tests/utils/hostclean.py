@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import subprocess
 
 PORTMAP_CHAINS = ("CNI-HOSTPORT-DNAT", "CNI-HOSTPORT-MASQ", "CNI-HOSTPORT-SETMARK")
@@ -20,6 +21,19 @@ PORTMAP_JUMPS = (
 
 def _run(*argv: str) -> subprocess.CompletedProcess:
     return subprocess.run(argv, capture_output=True, text=True, check=False)
+
+
+def drop_portmap_rules(rules: list) -> list:
+    """Delete these ``iptables -t nat -S`` lines (portmap's rules of containers whose DEL did not
+    run) and the CNI-DN-* chains they jump to; returns the chains removed."""
+    rules = [line for line in rules if line.startswith("-A ")]
+    chains = sorted({line.rsplit(" -j ", 1)[1].split()[0] for line in rules if " -j CNI-DN-" in line})
+    for line in rules:
+        _run("iptables", "-t", "nat", "-D", *shlex.split(line)[1:])
+    for chain in chains:
+        _run("iptables", "-t", "nat", "-F", chain)
+        _run("iptables", "-t", "nat", "-X", chain)
+    return chains
 
 
 def clean_namespaces(prefix: str) -> list:
