@@ -24,8 +24,9 @@ from typing import Callable
 from . import _cache
 from ._conflist import NetworkList
 from ._engine import CHECK_MIN_VERSION, Attachment, Engine
-from ._errors import CNIError, ConfigError
+from ._errors import CNIError, ConfigError, OperationError
 from ._identifiers import canonical_netns, netns_name
+from ._plugin_rules.registry import add_blockers
 from ._result import convert, summarise, supports
 
 ADDED, UNCHANGED, REPAIRED, REPLACED, DELETED, ABSENT = "added", "unchanged", "repaired", "replaced", "deleted", "absent"
@@ -128,14 +129,56 @@ def _converge_present(engine: Engine, desired: Desired, check_mode: bool) -> Out
             return Outcome(UNCHANGED, convert(entry.result, engine.version_of(network)), warnings)
         action = REPAIRED
     previous_ips = summarise(entry.result)["ips"] if entry is not None and entry.result else []
+    _refuse_what_add_would_refuse(network, desired, action)
     if check_mode:
         return Outcome(action, warnings=warnings, previous_ips=previous_ips)
     if action == REPLACED:
-        engine.delete(engine.cached_network(entry), Attachment.from_cache(entry))
-    elif action == REPAIRED:
+        return Outcome(action, _replace(engine, network, desired, entry, previous_ips), warnings, previous_ips)
+    if action == REPAIRED:
         engine.delete(network, desired.attachment)
     result = _add_keeping_addresses(engine, network, desired.attachment, previous_ips)
     return Outcome(action, result, warnings, previous_ips)
+
+
+class AddWouldFailError(CNIError):
+    """The host is in a state a plugin of the declared configuration refuses to ADD in."""
+
+
+class ReplaceError(OperationError):
+    """A replace whose new ADD failed: ``cause`` is that failure; ``cleanup_errors`` those of
+    putting the attachment back as it was, if that failed too."""
+
+    CLEANUP_TEXT = "putting it back also failed"
+    CLEANUP_KEY = "put_back_errors"
+
+
+def _refuse_what_add_would_refuse(network: NetworkList, desired: Desired, action: str) -> None:
+    """Before anything is removed (and in check mode, which predicts the real run): refuse an
+    ADD that a plugin would refuse on this host as it is now."""
+    reasons = add_blockers(network.plugins)
+    if reasons:
+        verb = {ADDED: "add", REPLACED: "replace", REPAIRED: "repair"}[action]
+        raise AddWouldFailError(f"cannot {verb} the attachment: {'; '.join(reasons)}; nothing was changed")
+
+
+def _replace(engine: Engine, network: NetworkList, desired: Desired, entry: _cache.CacheEntry,
+             previous_ips: list) -> dict:
+    """DEL the attachment as it was added, ADD it as declared; if that ADD fails, ADD it back
+    as it was (its cached configuration and arguments, asking for its addresses), so that a
+    workload is never left without its network, and report both."""
+    old_network, old_attachment = engine.cached_network(entry), Attachment.from_cache(entry)
+    engine.delete(old_network, old_attachment)
+    try:
+        return _add_keeping_addresses(engine, network, desired.attachment, previous_ips)
+    except CNIError as failure:
+        what = f"replace of the attachment of network {network.name} failed"
+        try:
+            restored = summarise(_add_keeping_addresses(engine, old_network, old_attachment, previous_ips))["ips"]
+        except CNIError as put_back_failure:
+            raise ReplaceError(f"{what} and it is detached", failure, [put_back_failure]) from failure
+        raise ReplaceError(f"{what}; it was put back as it was, with the previous configuration and "
+                           f"address {', '.join(restored) or 'none'} (it had {', '.join(previous_ips) or 'none'})",
+                           failure) from failure
 
 
 def _verify_foreign(engine: Engine, network: NetworkList, desired: Desired, entry: _cache.CacheEntry) -> Outcome:

@@ -34,6 +34,7 @@ from ._plugin_rules.registry import IPAM, PLUGINS
 from ._plugin_rules._common import (
     FORMAT_CHECKS, Context, Releases, is_ip, json_path, list_of, map_of, parse_cidr, release_name, version_or_none,
 )
+from ._plugin_rules.bridge import DEFAULT_BRIDGE
 from ._plugin_rules.host_local import subnets_of
 from ._result import HIGHEST_VERSION, KNOWN_VERSIONS, select_version, version_key
 from ._schemas import FORMATS, KNOWN_CAPABILITIES, RESERVED_KEYS, RESERVED_PREFIX
@@ -600,7 +601,7 @@ def _bridge_subnets(conf: dict) -> dict:
     result = {}
     for plugin in list_of(conf.get("plugins")):
         if isinstance(plugin, dict) and plugin.get("type") == "bridge":
-            bridge = plugin.get("bridge") or "cni0"
+            bridge = plugin.get("bridge") or DEFAULT_BRIDGE
             result[bridge] = frozenset(str(s.network) for s in subnets_of(plugin))
     return result
 

@@ -210,6 +210,13 @@ class PluginRules:
     min_spec: str | None = None  # lowest CNI version the plugin accepts
     chained: bool = False  # needs a previous plugin's result on ADD
     creates_interface: bool = False  # creates CNI_IFNAME in the container
+    # add_blocker(plugin, ipam_gateways) -> why an ADD of this plugin object would fail on this
+    # host as it is now (host state the plugin refuses), or None; asked before an attachment is
+    # replaced, so that a replace the new configuration cannot complete removes nothing.
+    add_blocker: object = None
+    # gateways(ipam) -> the gateway addresses, with their subnet's prefix, that an IPAM type hands
+    # out (ipaddress interfaces); None when they are not known before the plugin runs.
+    gateways: object = None
 
 
 # --- rules several plugins share -----------------------------------------------------------------

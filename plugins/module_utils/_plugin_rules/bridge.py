@@ -8,9 +8,11 @@
 
 from __future__ import annotations
 
+from .._netns import host_ipv4_address
 from .._schemas import DEFS, VLAN_ID, not_both_true, plugin_schema
 from ._common import PluginRules, check_mtu, is_int, list_of, map_of
 
+DEFAULT_BRIDGE = "cni0"  # the bridge's name when the configuration names none
 TRUNK_ID = {"type": "integer"}  # 1..4094, checked with the release that reads vlanTrunk
 
 SCHEMA = plugin_schema(
@@ -53,8 +55,26 @@ def check(plugin: dict, ctx) -> None:
     check_mtu(plugin, ctx)
 
 
+def add_blocker(plugin: dict, ipam_gateways) -> str | None:
+    """A gateway bridge that already holds another IPv4 address: the plugin refuses to add a
+    second one unless ``forceAddress`` is set (ensureAddr), so after a subnet change every ADD
+    on this host fails until the bridge's old address is gone."""
+    gateway_mode = plugin.get("isGateway") is True or plugin.get("isDefaultGateway") is True
+    if not gateway_mode or plugin.get("forceAddress") is True or not ipam_gateways:
+        return None
+    wanted = [gateway for gateway in ipam_gateways if gateway.version == 4]
+    name = plugin.get("bridge") or DEFAULT_BRIDGE
+    held = host_ipv4_address(name) if wanted else None
+    if held is None or held in wanted:
+        return None
+    return (f"bridge {name} on this host holds {held}, not the gateway {wanted[0]} this configuration gives it, "
+            "and the bridge plugin refuses a second IPv4 address unless forceAddress is set. Set forceAddress: true "
+            "(the bridge then drops the old address, so attachments still on the old subnet lose their gateway "
+            f"until they are replaced too), or detach everything from {name} and delete the bridge first")
+
+
 RULES = PluginRules(
-    SCHEMA, check, creates_interface=True,
+    SCHEMA, check, creates_interface=True, add_blocker=add_blocker,
     since={"macspoofchk": "1.1.0", "enabledad": "1.1.0", "vlanTrunk": "1.3.0", "preserveDefaultVlan": "1.3.0",
            "disableContainerInterface": "1.4.1", "ipMasqBackend": "1.6.0", "portIsolation": "1.7.0"},
 )

@@ -57,6 +57,20 @@ def subnets_of(plugin: dict) -> list:
             if (iface := parse_cidr(item.get("subnet"))) is not None]
 
 
+def gateways(ipam: dict) -> list:
+    """The gateways host-local puts in its results, with their subnet's prefix: each range's
+    ``gateway``, else the subnet's first address."""
+    found = []
+    for range_set in range_sets(ipam, []):
+        for _parts, item in range_set:
+            iface = parse_cidr(item.get("subnet"))
+            if iface is None:
+                continue
+            gateway = item["gateway"] if is_ip(item.get("gateway")) else str(iface.network.network_address + 1)
+            found.append(ipaddress.ip_interface(f"{gateway}/{iface.network.prefixlen}"))
+    return found
+
+
 def _bounds(parts: list, item: dict, network, ctx) -> dict:
     bounds = {}
     for key in ("rangeStart", "rangeEnd", "gateway"):
@@ -156,4 +170,4 @@ def check(plugin: dict, ctx) -> None:
     check_routes(ipam.get("routes"), ["ipam", "routes"], networks, ctx, gateways)
 
 
-RULES = PluginRules(SCHEMA, check)
+RULES = PluginRules(SCHEMA, check, gateways=gateways)

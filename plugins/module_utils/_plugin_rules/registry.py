@@ -11,6 +11,7 @@ stays empty, as ansible-test asks of module_utils packages.)"""
 
 from __future__ import annotations
 
+from ._common import json_path, map_of
 from . import (
     bandwidth, bridge, dhcp, dummy, firewall, host_device, host_local, ipvlan, loopback, macvlan, portmap, ptp, sbr,
     static, tap, tuning, vlan, vrf,
@@ -26,3 +27,20 @@ IPAM = {"host-local": host_local.RULES, "static": static.RULES, "dhcp": dhcp.RUL
 
 PLUGIN_SCHEMAS = {name: rules.schema for name, rules in PLUGINS.items()}
 IPAM_SCHEMAS = {name: rules.schema for name, rules in IPAM.items()}
+
+
+def add_blockers(plugins: list) -> list:
+    """Why an ADD of these plugin objects would fail on this host as it is now, one line per
+    plugin that says so (see ``PluginRules.add_blocker``)."""
+    reasons = []
+    for index, plugin in enumerate(plugins):
+        rules = PLUGINS.get(plugin.get("type"))
+        if rules is None or rules.add_blocker is None:
+            continue
+        ipam = map_of(plugin.get("ipam"))
+        ipam_rules = IPAM.get(ipam.get("type"))
+        gateways = ipam_rules.gateways(ipam) if ipam_rules is not None and ipam_rules.gateways else None
+        reason = rules.add_blocker(plugin, gateways)
+        if reason:
+            reasons.append(f"{json_path(['plugins', index])} ({plugin['type']}): {reason}")
+    return reasons

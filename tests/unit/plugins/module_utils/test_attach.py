@@ -304,3 +304,30 @@ def test_a_tolerated_check_defect_is_warned_of_once_per_attachment(setup):
     _attach.converge(engine, desired(net, netns, state="absent"))
     _attach.converge(engine, desired(net, netns))  # a new attachment: warned of again
     assert len(_attach.converge(engine, desired(net, netns)).warnings) == 1
+
+
+def test_a_replace_whose_add_fails_puts_the_cached_configuration_back(setup):
+    plugins, engine, netns = setup
+    _attach.converge(engine, desired(network(bridge="old"), netns))
+    plugins.configure("main", ADD=[{"if_stdin": '"bridge": "new"', "error": {"code": 11, "msg": "no such thing"}},
+                                   {"result": RESULT}])
+    plugins.clear()
+    with pytest.raises(_attach.ReplaceError) as caught:
+        _attach.converge(engine, desired(network(bridge="new"), netns))
+    assert "no such thing" in str(caught.value) and "put back as it was" in str(caught.value)
+    assert caught.value.cleanup_errors == []
+    main_calls = [(c["verb"], c["stdin"]["bridge"]) for c in plugins.calls() if c["plugin"] == "main"]
+    assert main_calls == [("DEL", "old"), ("ADD", "new"), ("DEL", "new"), ("ADD", "old")]
+    # What is cached is the attachment as it was, so the next run sees the same replace to make.
+    assert json.loads(engine.cached_entry("net1", Attachment("c1", netns)).config)["plugins"][0]["bridge"] == "old"
+
+
+def test_a_replace_that_cannot_put_the_attachment_back_reports_both_failures(setup):
+    plugins, engine, netns = setup
+    _attach.converge(engine, desired(network(bridge="old"), netns))
+    plugins.configure("main", ADD={"error": {"code": 11, "msg": "no such thing"}})
+    with pytest.raises(_attach.ReplaceError) as caught:
+        _attach.converge(engine, desired(network(bridge="new"), netns))
+    assert "it is detached" in str(caught.value) and "putting it back also failed" in str(caught.value)
+    assert len(caught.value.to_dict()["put_back_errors"]) == 1
+    assert engine.cached_entry("net1", Attachment("c1", netns)) is None
