@@ -18,6 +18,11 @@ description:
     a failing CHECK or a vanished namespace is repaired (DEL then ADD); a changed configuration or
     changed arguments replace the attachment (DEL with the configuration cached at ADD, then
     ADD).
+  - A replace never leaves a workload without its network. A change the plugins would refuse on the host as it is
+    now (a gateway bridge that holds an IPv4 address other than the new gateway, without C(forceAddress), as after a
+    change of the subnet) fails before anything is removed, also in check mode, and names the ways out. If the new
+    ADD fails anyway, the attachment is put back as it was (its previous configuration and arguments, asking
+    host-local for its previous addresses) and the task fails reporting both.
   - A failed ADD is rolled back with a DEL of the whole plugin list, so it leaves nothing behind.
   - Before an ADD, the interface name must be free in the namespace; an interface already there (another
     network's, or the container runtime's own) is refused with an error and nothing changes, so neither the ADD
