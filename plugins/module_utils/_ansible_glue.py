@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import importlib.util
 import os
+import platform
 import sys
 
 from ansible.module_utils.basic import missing_required_lib
@@ -75,3 +76,9 @@ def fail_from_error(module, error: Exception, **result) -> None:
     if os.geteuid() != 0 and _permission_denied(error):
         msg = f"{msg}. {NEEDS_ROOT}"
     module.fail_json(msg=msg, error=details, **result)
+
+
+def warn(module, text: str) -> None:
+    """A warning that still says which host it comes from when a fleet's warnings are merged
+    (Ansible prints each distinct text once, without naming the host)."""
+    module.warn(f"{platform.node()}: {text}")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable
@@ -94,7 +93,8 @@ def _health(engine: Engine, network: NetworkList, desired: Desired, entry: _cach
             check_mode: bool) -> tuple:
     """(healthy, warnings) of an attachment whose cache entry matches the declaration. Known
     plugin defects that CHECK meets are reported once per attachment: the names of those
-    reported are kept in our cache entry."""
+    reported are kept in our cache entry, by the first real run (check mode, which cannot
+    record them, leaves them to it, so they are not reported twice)."""
     if not os.path.exists(desired.attachment.netns):
         return False, [f"network namespace {desired.attachment.netns} is gone"]
     if not desired.run_check or network.disable_check or not supports(engine.version_of(network), CHECK_MIN_VERSION):
@@ -104,7 +104,9 @@ def _health(engine: Engine, network: NetworkList, desired: Desired, entry: _cach
     except CNIError as exc:
         return False, [f"CHECK failed: {exc}"]
     new = {name: message for name, message in report.tolerated.items() if name not in entry.reported_defects}
-    if new and entry.managed and not check_mode:
+    if new and entry.managed:
+        if check_mode:
+            return True, []
         engine.record_reported_defects(network.name, desired.attachment, list(new))
     return True, list(new.values())
 
@@ -268,8 +270,8 @@ def item_result(desired: Desired, outcome) -> dict:
 
 
 def about(desired: Desired) -> str:
-    """What a message is about, in words that still say it when a fleet's messages are merged:
-    the host, network, namespace and interface (the container ID is a hash by default)."""
+    """What a message is about, in words an operator recognises: the network, namespace and
+    interface (the container ID is a hash by default)."""
     attachment = desired.attachment
     netns = netns_name(attachment.netns) or attachment.netns
-    return f"{platform.node()}: network {desired.network_name}, netns {netns}, ifname {attachment.ifname}"
+    return f"network {desired.network_name}, netns {netns}, ifname {attachment.ifname}"

@@ -234,7 +234,10 @@ interfaces:
   elements: str
   sample: [eth0]
 ips:
-  description: The addresses of the result, in CIDR form.
+  description:
+    - The addresses of the result, in CIDR form.
+    - Empty in check mode for an attachment that would be added, repaired or replaced (its addresses are known only
+      once the IPAM hands them out). An unchanged attachment returns the addresses of its cached result.
   returned: always, without O(attachments)
   type: list
   elements: str
@@ -299,7 +302,7 @@ import threading
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _netns
-from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec, require_libraries
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec, require_libraries, warn
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import load_conf_dir, parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError, ConfigError
@@ -456,7 +459,7 @@ def main():
     items = [_attach.item_result(d, o) for d, o in zip(desired, outcomes)]
     for item, declared in zip(items, desired):
         for warning in item.get("warnings") or []:
-            module.warn(f"{_attach.about(declared)}: {warning}")
+            warn(module, f"{_attach.about(declared)}: {warning}")
     result = {"changed": bool(created) or any(i["changed"] for i in items), "created_netns": created}
     if module._diff:
         result["diff"] = diff_of(items)

@@ -148,7 +148,7 @@ skipped_networks:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _gc
-from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec, warn
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 
@@ -163,7 +163,7 @@ def _examine(module: AnsibleModule, engine, network_name: str, valid: list | Non
     explicit ``valid_attachments`` leaves out, before anything is collected."""
     result["left_alone"].extend(_gc.left_alone(engine, network_name))
     for item in _gc.foreign_left_out(engine, network_name, valid):
-        module.warn(f"network {network_name}: valid_attachments leaves out container ID {item['container_id']} "
+        warn(module, f"network {network_name}: valid_attachments leaves out container ID {item['container_id']} "
                     f"({item['ifname']} in {item['netns'] or 'an unnamed namespace'}), which another runtime made "
                     "and which is live; it is left alone. Detach it with cni_attach state=absent if it must go")
 
@@ -188,7 +188,7 @@ def main():
             valid = _gc.check_valid_attachments(params["valid_attachments"])
         networks, problems = _gc.gc_networks(params["conf_dir"], params["network"])
         for problem in problems:
-            module.warn(f"cannot load {problem.path}: {problem.reason}; the networks it declares are collected as "
+            warn(module, f"cannot load {problem.path}: {problem.reason}; the networks it declares are collected as "
                         "networks conf_dir no longer declares (orphaned_networks)")
         for network in networks:
             if network.disable_gc:

@@ -138,7 +138,7 @@ namespaces:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _facts
-from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec, require_libraries
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec, require_libraries, warn
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 
@@ -171,7 +171,7 @@ def main():
     except (CNIError, OSError) as error:
         fail_from_error(module, error)
     for warning in warnings:
-        module.warn(warning)
+        warn(module, warning)
     module.exit_json(**result)
 
 

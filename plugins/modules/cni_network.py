@@ -274,7 +274,7 @@ backup_files:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _network_file as netfile
-from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec, require_libraries
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec, require_libraries, warn
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import ENVELOPE_OPTIONS
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 from ansible_collections.cnikit.cni.plugins.module_utils._exec import find_plugin
@@ -296,7 +296,7 @@ def present(module, params, path: str, result: dict) -> None:
         cni_path = _probed_path(module, params, conf)
         netfile.validate_on_host(conf, path, params["conf_dir"], report, cni_path, params["timeout"])
     data, result["config"] = netfile.normalise(conf)
-    _report(module, report, params["validate"], not params["validate_only"], result)
+    _report(module, report, params["name"], params["validate"], not params["validate_only"], result)
     if params["validate_only"]:
         return
     _write(module, params, path, data, result)
@@ -342,8 +342,8 @@ def _probed_path(module, params, conf: dict) -> list | None:
     if module.check_mode:
         missing = _missing_plugins(conf, params["cni_path"])
         if missing:
-            module.warn(f"check mode: plugins {', '.join(missing)} of network {params['name']} are not in "
-                        f"{params['cni_path']}; the binaries are not checked (a real run fails unless they are installed first)")
+            warn(module, f"network {params['name']}: check mode: plugins {', '.join(missing)} are not in "
+                 f"{params['cni_path']}; the binaries are not checked (a real run fails unless they are installed first)")
             return None
     return params["cni_path"]
 
@@ -378,16 +378,16 @@ def absent(module, params, path: str, result: dict) -> None:
         remove_written_file(removed_path)
 
 
-def _report(module, report: ValidationReport, mode: str, writing: bool, result: dict) -> None:
+def _report(module, report: ValidationReport, name: str, mode: str, writing: bool, result: dict) -> None:
     result["validation_errors"] = [f.to_dict() for f in report.errors]
     result["validation_warnings"] = [f.to_dict() for f in report.warnings]
     for finding in report.warnings:
-        module.warn(str(finding))
+        warn(module, f"network {name}: {finding}")
     if report.errors and mode == "strict":
         module.fail_json(msg=f"the network configuration is not valid: {report.summary()}", **result)
     consequence = "written anyway" if writing else "reported only"
     for finding in report.errors:
-        module.warn(f"invalid, {consequence} (validate={mode}): {finding}")
+        warn(module, f"network {name}: invalid, {consequence} (validate={mode}): {finding}")
 
 
 def main():

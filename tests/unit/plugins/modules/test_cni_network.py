@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 
 import pytest
 from module_harness import patch_module_args
@@ -103,7 +104,15 @@ def test_check_mode_predicts_over_plugins_not_installed_yet(tmp_path, capsys):
     result = run(capsys, check_mode=True, check_plugins=True, name="web", plugins=PLUGINS,
                  conf_dir=str(tmp_path / "d"), cni_path=[str(tmp_path / "bin")])
     assert result["changed"] and not result.get("failed")
-    assert "plugins bridge, host-local of network web are not in" in str(result["warnings"])
+    assert "network web: check mode: plugins bridge, host-local are not in" in str(result["warnings"])
+
+
+def test_warnings_name_the_host_and_the_network(tmp_path, capsys):
+    """A fleet's warnings are merged by text: each must still say where it comes from (issue 23)."""
+    result = run(capsys, name="web", plugins=[{"type": "bridge", "vlan": 5000, "ipam": PLUGINS[0]["ipam"]}],
+                 validate="warn", check_plugins=False, conf_dir=str(tmp_path / "d"))
+    assert f"{platform.node()}: network web: invalid, written anyway (validate=warn): plugins[0].vlan" \
+        in str(result["warnings"])
 
 
 def test_check_mode_still_checks_the_binaries_that_are_there(tmp_path, capsys):
