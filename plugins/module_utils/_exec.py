@@ -21,6 +21,7 @@ import subprocess
 import threading
 import time
 
+from ._binaries import identity, recorded_versions
 from ._errors import ConfigError, PluginError, PluginNotFoundError
 
 DEFAULT_TIMEOUT = 60.0
@@ -181,18 +182,14 @@ def run_plugin(path: str, env_vars: dict, stdin: bytes, timeout: float = DEFAULT
 _VERSION_MEMO: dict = {}
 
 
-def _binary_identity(path: str) -> tuple:
-    st = os.stat(path)
-    return (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-
-
 def probe_versions(path: str, timeout: float = DEFAULT_TIMEOUT) -> list:
     """The CNI versions a plugin binary supports (its VERSION answer), memoised while the
-    binary is unchanged (same inode, size and mtime)."""
-    identity = _binary_identity(path)
-    if identity not in _VERSION_MEMO:
-        _VERSION_MEMO[identity] = _query_versions(path, timeout)
-    return list(_VERSION_MEMO[identity])
+    binary is unchanged (see ``_binaries.identity``): in this process, and across runs by the
+    memo cni_plugin_install keeps beside the binaries it installed."""
+    key = (path, tuple(identity(path) or ()))
+    if key not in _VERSION_MEMO:
+        _VERSION_MEMO[key] = tuple(recorded_versions(path) or _query_versions(path, timeout))
+    return list(_VERSION_MEMO[key])
 
 
 def _query_versions(path: str, timeout: float) -> tuple:

@@ -15,6 +15,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 
+from ._binaries import BinaryMemo
 from ._download import Limits, ReleaseError, mask_url, parse_checksum
 from ._errors import ConfigError
 from ._manifest import (
@@ -57,15 +58,16 @@ def ensure(opts: Options, fetch, workdir: str, check_mode: bool, limits: Limits 
     if os.path.lexists(dest) and not os.path.isdir(dest):
         raise ConfigError("dest", "exists and is not a directory", opts.dest)
     manifest = read_manifest(dest) if os.path.isdir(dest) else None
+    memo = BinaryMemo(dest)
     if opts.state == "absent":
-        return _carry_out(plan_absent(dest, manifest, plugins), None, check_mode, opts.probe_timeout)
+        return _carry_out(plan_absent(dest, manifest, plugins), None, check_mode, opts.probe_timeout, memo)
     with tempfile.TemporaryDirectory(prefix="cnikit-install-", dir=workdir) as work:
-        request, source = _resolve(opts, plugins, manifest, dest, fetch, work, limits)
+        request, source = _resolve(opts, plugins, manifest, dest, fetch, work, limits, memo)
         if source is None:
             plan = Plan(dest, manifest, manifest)
         else:
-            plan = plan_present(dest, manifest, request, source, opts.force)
-        return _carry_out(plan, source, check_mode, opts.probe_timeout)
+            plan = plan_present(dest, manifest, request, source, memo, opts.force)
+        return _carry_out(plan, source, check_mode, opts.probe_timeout, memo)
 
 
 def _check_plugins(plugins: tuple | None) -> tuple | None:
@@ -80,7 +82,7 @@ def _check_plugins(plugins: tuple | None) -> tuple | None:
 
 
 def _resolve(opts: Options, plugins: tuple | None, manifest: dict | None, dest: str, fetch, work: str,
-             limits: Limits) -> tuple:
+             limits: Limits, memo: BinaryMemo) -> tuple:
     """The request and its opened source; no source when the manifest already records this very
     download, intact: a re-run fetches nothing."""
     checksum = parse_checksum(opts.checksum) if opts.checksum else None
@@ -88,7 +90,7 @@ def _resolve(opts: Options, plugins: tuple | None, manifest: dict | None, dest: 
     if opts.src_dir or opts.src:
         if opts.src_dir and checksum:
             raise ConfigError("checksum", "applies to tarballs; src_dir is a directory", opts.checksum)
-        source = DirectorySource(os.path.abspath(opts.src_dir)) if opts.src_dir \
+        source = DirectorySource(os.path.abspath(opts.src_dir), memo) if opts.src_dir \
             else open_local_tarball(opts.src, checksum, fetch, work, limits)
         # A local source need not say its version: its content digest stands for it.
         return Request(source.what, version or "sha256:" + source.identity["sha256"], plugins), source
@@ -97,7 +99,7 @@ def _resolve(opts: Options, plugins: tuple | None, manifest: dict | None, dest: 
     url = opts.url or release_url(opts.base_url, version, _release_arch(opts))
     checksum = checksum or default_checksum(url)
     request = Request(mask_url(url), version, plugins, checksum)
-    if not opts.force and manifest_is_current(manifest, request, dest):
+    if not opts.force and manifest_is_current(manifest, request, dest, memo):
         return request, None
     return request, download_tarball(url, checksum, fetch, work, limits)
 
@@ -109,11 +111,28 @@ def _release_arch(opts: Options) -> str:
     return arch
 
 
-def _carry_out(plan: Plan, source, check_mode: bool, timeout: float) -> dict:
+def _carry_out(plan: Plan, source, check_mode: bool, timeout: float, memo: BinaryMemo) -> dict:
     versions = {}
     if plan.changed and not check_mode:
         try:
-            versions = apply(plan, source, timeout)
+            versions = apply(plan, source, timeout, memo)
         except OSError as exc:
             raise ReleaseError(f"cannot install into {plan.dest}: {exc}") from exc
-    return plan_result(plan, versions, check_mode, bool(source and source.downloaded), timeout)
+    result = plan_result(plan, versions, check_mode, bool(source and source.downloaded), timeout, memo)
+    if not check_mode:
+        _remember(memo, plan)
+    return result
+
+
+def _remember(memo: BinaryMemo, plan: Plan) -> None:
+    """Keep what this run learnt about the binaries, or drop the memo with the last of them. A
+    memo that cannot be written (a read-only dest that is already converged) costs the next run
+    the hashing, nothing else."""
+    try:
+        if plan.new_manifest is None:
+            memo.discard()
+        else:
+            memo.forget_missing()
+            memo.save()
+    except OSError:
+        pass

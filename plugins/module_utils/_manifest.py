@@ -22,6 +22,7 @@ import stat
 import tempfile
 from dataclasses import dataclass, field
 
+from ._binaries import BinaryMemo
 from ._download import Checksum, ReleaseError, copy_hashed, file_digests
 from ._errors import ConfigError
 from ._exec import probe_versions
@@ -71,7 +72,16 @@ def _want_owner() -> int | None:
     return 0 if os.geteuid() == 0 else None
 
 
-def installed_matches(dest: str, name: str, sha256: str) -> bool:
+def sha256_of(path: str, memo: BinaryMemo) -> str:
+    """A binary's sha256, hashed only when the memo does not know it any more."""
+    digest = memo.get(path, "sha256")
+    if digest is None:
+        digest = file_digests(path)["sha256"]
+        memo.put(path, sha256=digest)
+    return digest
+
+
+def installed_matches(dest: str, name: str, sha256: str, memo: BinaryMemo) -> bool:
     """Is ``dest/name`` a regular file (not a link) with this content, mode 0755 and right owner?"""
     path = os.path.join(dest, name)
     try:
@@ -82,7 +92,7 @@ def installed_matches(dest: str, name: str, sha256: str) -> bool:
     if not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != BINARY_MODE \
             or (owner is not None and (st.st_uid, st.st_gid) != (owner, owner)):
         return False
-    return file_digests(path)["sha256"] == sha256
+    return sha256_of(path, memo) == sha256
 
 
 @dataclass(frozen=True)
@@ -95,7 +105,7 @@ class Request:
     checksum: Checksum | None = None
 
 
-def manifest_is_current(manifest: dict | None, request: Request, dest: str) -> bool:
+def manifest_is_current(manifest: dict | None, request: Request, dest: str, memo: BinaryMemo) -> bool:
     """True when the manifest records this very request and every file it lists is intact:
     then nothing needs to be fetched."""
     if not manifest or manifest.get("source") != request.source or manifest.get("version") != request.version:
@@ -105,7 +115,7 @@ def manifest_is_current(manifest: dict | None, request: Request, dest: str) -> b
     pinned = request.checksum
     if pinned and pinned.hexdigest and manifest.get("tarball", {}).get(pinned.algorithm) != pinned.hexdigest:
         return False
-    return all(installed_matches(dest, name, digest) for name, digest in manifest["files"].items())
+    return all(installed_matches(dest, name, digest, memo) for name, digest in manifest["files"].items())
 
 
 # --- plans -----------------------------------------------------------------------------------
@@ -133,7 +143,8 @@ def _select_plugins(available: dict, plugins: tuple | None, what: str) -> dict:
     return {name: available[name] for name in plugins}
 
 
-def plan_present(dest: str, old_manifest: dict | None, request: Request, source, force: bool = False) -> Plan:
+def plan_present(dest: str, old_manifest: dict | None, request: Request, source, memo: BinaryMemo,
+                 force: bool = False) -> Plan:
     """Compare the source's selected binaries with dest and the manifest."""
     wanted = _select_plugins(source.files, request.plugins, source.what)
     new_manifest = {
@@ -148,7 +159,7 @@ def plan_present(dest: str, old_manifest: dict | None, request: Request, source,
     for name, digest in sorted(wanted.items()):
         if not os.path.lexists(os.path.join(dest, name)):
             plan.install.append(name)
-        elif force or not installed_matches(dest, name, digest):
+        elif force or not installed_matches(dest, name, digest, memo):
             plan.update.append(name)
     previous = old_manifest["files"] if old_manifest else {}
     plan.remove = sorted(name for name in previous
@@ -214,8 +225,9 @@ def _remove_abandoned_stages(dest: str) -> None:
             os.close(fd)
 
 
-def apply(plan: Plan, source, timeout: float) -> dict:
-    """Carry out ``plan``; return {name: supported CNI versions} of the binaries written.
+def apply(plan: Plan, source, timeout: float, memo: BinaryMemo) -> dict:
+    """Carry out ``plan``; return {name: supported CNI versions} of the binaries written, which
+    ``memo`` remembers with their digests.
 
     Every binary is staged in a directory inside dest (same filesystem) and answers VERSION
     before the first rename, so a bad release leaves dest as it was."""
@@ -231,6 +243,8 @@ def apply(plan: Plan, source, timeout: float) -> dict:
                 versions[name] = _stage_one(source, name, files[name], stage, timeout)
             for name in plan.install + plan.update:
                 os.replace(os.path.join(stage, name), os.path.join(dest, name))
+                # The identity after the rename, which moves the ctime.
+                memo.put(os.path.join(dest, name), sha256=files[name], cni_versions=versions[name])
     for name in plan.remove:
         remove_if_exists(os.path.join(dest, name))
     if os.path.isdir(dest):
@@ -245,17 +259,20 @@ def apply(plan: Plan, source, timeout: float) -> dict:
 
 # --- the result ------------------------------------------------------------------------------
 
-def managed_plugins(dest: str, manifest: dict | None, versions: dict, timeout: float,
+def managed_plugins(dest: str, manifest: dict | None, versions: dict, timeout: float, memo: BinaryMemo,
                     skip: set = frozenset()) -> dict:
     """Each managed plugin: path, sha256 and supported CNI versions (None for ``skip``: files
-    check mode has not written yet)."""
+    check mode has not written yet), asked of the binary unless the memo remembers them."""
     result = {}
     for name, digest in sorted((manifest or {}).get("files", {}).items()):
         path = os.path.join(dest, name)
         if name in versions:
             cni_versions = versions[name]
         elif name not in skip and os.path.isfile(path):
-            cni_versions = probe_versions(path, timeout)
+            cni_versions = memo.get(path, "cni_versions")
+            if cni_versions is None:
+                cni_versions = probe_versions(path, timeout)
+                memo.put(path, cni_versions=cni_versions)
         else:
             cni_versions = None
         result[name] = {"path": path, "sha256": digest, "cni_versions": cni_versions}
@@ -269,7 +286,8 @@ def _snapshot(manifest: dict | None) -> dict:
             "files": sorted(manifest["files"])}
 
 
-def plan_result(plan: Plan, versions: dict, check_mode: bool, downloaded: bool, timeout: float) -> dict:
+def plan_result(plan: Plan, versions: dict, check_mode: bool, downloaded: bool, timeout: float,
+                memo: BinaryMemo) -> dict:
     """The module's return values for ``plan``, carried out (``versions``) or, in check mode, not."""
     manifest = plan.new_manifest
     pending = set(plan.install + plan.update) if check_mode else set()
@@ -279,7 +297,7 @@ def plan_result(plan: Plan, versions: dict, check_mode: bool, downloaded: bool, 
         "manifest": manifest_path(plan.dest),
         "version": manifest.get("version") if manifest else None,
         "source": manifest.get("source") if manifest else None,
-        "plugins": managed_plugins(plan.dest, manifest, versions, timeout, pending),
+        "plugins": managed_plugins(plan.dest, manifest, versions, timeout, memo, pending),
         "installed": list(plan.install),
         "updated": list(plan.update),
         "removed": list(plan.remove),

@@ -27,7 +27,8 @@ from ._download import (
     verify_digest,
 )
 from ._errors import ConfigError
-from ._manifest import EXTRA_RE, PLUGIN_NAME_RE, is_plugin_name
+from ._binaries import BinaryMemo
+from ._manifest import EXTRA_RE, PLUGIN_NAME_RE, is_plugin_name, sha256_of
 
 DEFAULT_BASE_URL = "https://github.com/containernetworking/plugins/releases/download"
 
@@ -176,7 +177,7 @@ class DirectorySource:
 
     downloaded = False
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, memo: BinaryMemo):
         if not os.path.isdir(path):
             raise ConfigError("src_dir", "is not a directory", path)
         self.path = path
@@ -185,7 +186,7 @@ class DirectorySource:
         for name in sorted(os.listdir(path)):
             full = os.path.join(path, name)
             if os.path.isfile(full) and os.access(full, os.X_OK) and is_plugin_name(name):
-                self.files[name] = file_digests(full)["sha256"]
+                self.files[name] = sha256_of(full, memo)
         if not self.files:
             raise ConfigError("src_dir", "holds no executable plugin binaries", path)
         listing = "".join(f"{digest}  {name}\n" for name, digest in sorted(self.files.items()))

@@ -247,7 +247,6 @@ downloaded:
 import platform
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.urls import fetch_url
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 from ansible_collections.cnikit.cni.plugins.module_utils._download import ReleaseError, mask_url, url_password
@@ -259,6 +258,9 @@ def _fetcher(module):
     """fetch(url) through Ansible's fetch_url: proxies, validate_certs, basic auth and timeout
     behave as in get_url."""
     def fetch(url):
+        # Imported on the first download only: it costs a converged run a quarter of a second.
+        from ansible.module_utils.urls import fetch_url  # pylint: disable=import-outside-toplevel
+
         response, info = fetch_url(module, url, timeout=module.params["timeout"])
         if info["status"] != 200 or response is None:
             reason = str(info.get("msg", "")).replace(url, mask_url(url))

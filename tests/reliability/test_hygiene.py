@@ -66,6 +66,7 @@ def test_modes_and_owners_whatever_the_umask(tmp_path, hygiene_netns, umask):
         cache_dir / "results" / "hyg-c1-eth0": 0o600,
         dest / "loopback": 0o755,
         dest / ".cnikit-manifest.json": 0o644,
+        dest / ".cnikit-binaries.json": 0o644,
     }
     expected_dirs = {conf_dir: 0o755, cache_dir / "results": 0o700, cache_dir / "cnikit-locks": 0o700, dest: 0o755}
     for path, mode in list(expected_files.items()) + list(expected_dirs.items()):

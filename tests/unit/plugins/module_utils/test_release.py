@@ -172,7 +172,7 @@ def test_first_install(server, dest, fetch, tmp_path):
     result = run(server, dest, fetch, tmp_path)
     assert result["changed"] and result["downloaded"]
     assert result["installed"] == DISTRO_PLUGINS and result["updated"] == [] and result["removed"] == []
-    assert sorted(os.listdir(dest)) == sorted(DISTRO_PLUGINS + [".cnikit-manifest.json"])
+    assert sorted(os.listdir(dest)) == sorted(DISTRO_PLUGINS + [".cnikit-binaries.json", ".cnikit-manifest.json"])
     for name in DISTRO_PLUGINS:
         st = os.stat(os.path.join(dest, name))
         assert stat.S_IMODE(st.st_mode) == 0o755 and (st.st_uid, st.st_gid) == (0, 0)
@@ -222,7 +222,7 @@ def test_subset_and_back(server, dest, fetch, tmp_path):
     assert result["changed"] and result["installed"] == result["updated"] == []
     assert result["removed"] == [n for n in DISTRO_PLUGINS if n not in ("bridge", "loopback")]
     assert sorted(result["plugins"]) == ["bridge", "loopback"]
-    assert sorted(os.listdir(dest)) == [".cnikit-manifest.json", "bridge", "loopback"]
+    assert sorted(os.listdir(dest)) == [".cnikit-binaries.json", ".cnikit-manifest.json", "bridge", "loopback"]
     assert not run(server, dest, fetch, tmp_path, plugins=("bridge", "loopback"))["changed"]
     assert run(server, dest, fetch, tmp_path)["installed"] == [n for n in DISTRO_PLUGINS if n not in ("bridge", "loopback")]
 
