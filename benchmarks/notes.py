@@ -61,8 +61,9 @@ mount, UTS and PID namespaces and its own sshd, joined to the controller by a ve
 Ansible connects over SSH with pipelining and ControlPersist, as root, with the controller's venv
 Python). Each host has the plugins installed, a `bridge` + `host-local` + `tuning` network and its
 namespaces attached. Every round runs, on one host and then on all hosts at once, `ansible.builtin.ping`
-and the converged `cnikit.cni` tasks (`cni_network` with the same list, `cni_attach` of the namespaces
-with and without CHECK, `cni_info` of the attachments); each must report 0 changed. Then the same
+and the converged `cnikit.cni` tasks (`cni_plugin_install` of the same plugins, `cni_network` with the
+same list, `cni_attach` of the namespaces with and without CHECK, `cni_info` of the attachments); each
+must report 0 changed. Then the same
 converged `cni_attach` and `ping` on a growing number of hosts at a fixed number of forks.
 """,
     "attach40": """
@@ -241,8 +242,10 @@ converged `cnikit.cni` task adds its import (`ansible.module_utils.basic` and th
 `module_utils`, see the import table) and its work: `cni_attach` without CHECK reads the conf dir and
 compares {case['namespaces']} cache entries ({_ms(one['cni_attach nocheck']['median'])}); with CHECK it also runs two
 plugin binaries per attachment ({_ms(one['cni_attach']['median'])}); `cni_network` validates the list against
-the schemas, which imports `jsonschema`, and asks each plugin binary for its `VERSION`
-({_ms(one['cni_network']['median'])}). On all {case['hosts']} hosts at once a task takes the time of the slowest host
+the schemas, which imports `jsonschema`, and takes each plugin binary's `VERSION` answer from the memo
+`cni_plugin_install` keeps beside the binaries ({_ms(one['cni_network']['median'])}); `cni_plugin_install` compares
+the source directory and `dest` with the manifest, each binary known by its file identity, neither hashed
+nor run again ({_ms(one['cni_plugin_install']['median'])}). On all {case['hosts']} hosts at once a task takes the time of the slowest host
 plus the controller's share: ping {_ms(every['ping']['median'])}, `cni_attach` {_ms(every['cni_attach']['median'])}.
 
 **Hosts at fixed forks.** With {case['forks']} forks, from {first} to {last} hosts ping grows from

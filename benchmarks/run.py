@@ -466,11 +466,13 @@ FLEET_DEFAULTS = {group: {"cni_path": ["/opt/cni/bin"]} for group in
                   ("cnikit.cni.cni_network", "cnikit.cni.cni_attach", "cnikit.cni.cni_info")}
 
 
+FLEET_INSTALL = {"src_dir": "/usr/lib/cni", "dest": "/opt/cni/bin", "plugins": ["bridge", "host-local", "loopback", "tuning"]}
+
+
 def fleet_provision(namespaces: list) -> list:
     conf = conflist(FLEET_NETWORK, "cnit-b-br16", "10.248.16.0/24", "/var/lib/cni/networks")
     return [
-        {"name": "install", "cnikit.cni.cni_plugin_install": {
-            "src_dir": "/usr/lib/cni", "dest": "/opt/cni/bin", "plugins": ["bridge", "host-local", "loopback", "tuning"]}},
+        {"name": "install", "cnikit.cni.cni_plugin_install": FLEET_INSTALL},
         {"name": "network", "cnikit.cni.cni_network": {"name": FLEET_NETWORK, "plugins": conf["plugins"]}},
         {"name": "attach", "cnikit.cni.cni_attach": {"network": FLEET_NETWORK, "create_netns": True,
                                                      "attachments": [{"netns": n} for n in namespaces]}},
@@ -482,6 +484,7 @@ def fleet_round(r: int, namespaces: list, conf_plugins: list, prefix: str = "") 
     attachments = [{"netns": n} for n in namespaces]
     return [
         {"name": f"{prefix}ping r{r}", "ansible.builtin.ping": {}},
+        {"name": f"{prefix}cni_plugin_install r{r}", "cnikit.cni.cni_plugin_install": FLEET_INSTALL},
         {"name": f"{prefix}cni_network r{r}", "cnikit.cni.cni_network": {"name": FLEET_NETWORK, "plugins": conf_plugins}},
         {"name": f"{prefix}cni_attach r{r}", "cnikit.cni.cni_attach": {"network": FLEET_NETWORK, "attachments": attachments}},
         {"name": f"{prefix}cni_attach nocheck r{r}", "cnikit.cni.cni_attach": {
@@ -490,7 +493,7 @@ def fleet_round(r: int, namespaces: list, conf_plugins: list, prefix: str = "") 
     ]
 
 
-FLEET_TASKS = ("ping", "cni_network", "cni_attach", "cni_attach nocheck", "cni_info")
+FLEET_TASKS = ("ping", "cni_plugin_install", "cni_network", "cni_attach", "cni_attach nocheck", "cni_info")
 
 
 def case_fleet(params: dict) -> dict:
