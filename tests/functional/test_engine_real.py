@@ -14,10 +14,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import releases
 
-PLUGIN_DIR = "/usr/lib/cni"
+PLUGIN_DIR = releases.PLUGIN_DIR
 if os.geteuid() != 0 or not os.access(os.path.join(PLUGIN_DIR, "bridge"), os.X_OK):
-    pytest.skip("needs root and the plugin binaries in /usr/lib/cni", allow_module_level=True)
+    pytest.skip(f"needs root and the plugin binaries in {PLUGIN_DIR}", allow_module_level=True)
 
 # pylint: disable=wrong-import-position
 from fakeplugin import FakePlugins

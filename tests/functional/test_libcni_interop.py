@@ -14,12 +14,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import releases
 
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import find_network
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import cnitool_container_id
 
-PLUGINS = "/usr/lib/cni"
+PLUGINS = releases.PLUGIN_DIR
 LIBCNI_SOURCE = Path("/usr/share/gocode/src/github.com/containernetworking/cni/libcni")
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists(f"{PLUGINS}/bridge"),
