@@ -226,19 +226,29 @@ ensure_testing_packages() {
 }
 
 # <release> <plugin dir>: $RELEASES_DIR/plugins-<release>.json, what the release-dependent suites
-# read (tests/utils/releases.py, and ansible-playbook -e @file): the release and its directory.
+# read (tests/utils/releases.py; ansible-playbook -e @file and ansible-test's integration_config.yml
+# take it as YAML): the release and its directory.
 write_plugin_release() {
   printf '{"cnit_plugin_release": "%s", "cnit_plugin_dir": "%s"}\n' "$1" "$2" >"$RELEASES_DIR/plugins-$1.json"
 }
 
-# The plugin releases the release-dependent suites run against, Debian 12's first; prints them.
+# The upstream release of Debian 12's containernetworking-plugins (1.1.1).
+debian_plugin_release() {
+  dpkg-query -W -f '${Version}' containernetworking-plugins | sed 's/+.*//'
+}
+
+# The plugin releases the release-dependent stages run against, Debian 12's first.
+plugin_releases() {
+  echo "$(debian_plugin_release)" "${TESTING_PLUGINS[2]}"
+}
+
+# Installs the plugin releases the release-dependent suites run against and describes them.
 # Debian builds the binaries without a version string, so the 1.9.1 binaries are installed the
 # way an operator would, with cni_plugin_install (src_dir, version): its manifest records the
 # release. Debian 12's own are known by their package version.
 ensure_plugin_releases() {
-  local release dir="$RELEASES_DIR/plugins-${TESTING_PLUGINS[2]}"
-  release="$(dpkg-query -W -f '${Version}' containernetworking-plugins | sed 's/+.*//')"
-  write_plugin_release "$release" /usr/lib/cni
+  local dir="$RELEASES_DIR/plugins-${TESTING_PLUGINS[2]}"
+  write_plugin_release "$(debian_plugin_release)" /usr/lib/cni
   local output
   output="$(ANSIBLE_COLLECTIONS_PATH="$INPLACE_COLLECTIONS" "$VENV/bin/ansible" localhost -i localhost, -c local \
     -e "ansible_python_interpreter=$VENV/bin/python" -m cnikit.cni.cni_plugin_install \
