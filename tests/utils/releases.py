@@ -57,3 +57,10 @@ def libcni_tools() -> dict:
     if not path.exists():
         raise RuntimeError(f"{path} is missing; run ./scripts/test.sh setup")
     return dict(sorted(json.loads(path.read_text()).items(), key=lambda item: _version(item[0])))
+
+
+def plugin_dirs() -> dict:
+    """``plugin release -> its directory`` of every release setup prepared, oldest first."""
+    described = (json.loads(path.read_text()) for path in RELEASES.glob("plugins-*.json"))
+    pairs = ((d["cnit_plugin_release"], d["cnit_plugin_dir"]) for d in described)
+    return dict(sorted(pairs, key=lambda pair: _version(pair[0])))
