@@ -49,7 +49,8 @@ def table(outcomes: list) -> list:
 def section(corpus: list, mutations: list, missing: set, seconds: float) -> str:
     lines = [BEGIN, "",
              f"Last run: {time.strftime('%Y-%m-%d', time.gmtime())}, kernel {platform.release()}, Debian's plugins "
-             f"{RELEASE} in {harness.PLUGIN_DIR.replace(str(DOC.parents[1]) + '/', '')}, {seconds:.0f} s for {len(corpus) + len(mutations)} cases. Kernel modules "
+             f"{RELEASE} in {_in_checkout(harness.PLUGIN_DIR)}, {seconds:.0f} s for {len(corpus) + len(mutations)} cases. "
+             "Kernel modules "
              f"missing on that host: {', '.join(sorted(missing)) or 'none'}.", "",
              f"**Real-world corpus** ({len(corpus)} files, `tests/differential/corpus/`, sources in `SOURCES.json`):", ""]
     lines += table(corpus)
@@ -71,8 +72,13 @@ def section(corpus: list, mutations: list, missing: set, seconds: float) -> str:
     return "\n".join(lines)
 
 
+def _in_checkout(text: str) -> str:
+    """``text`` with the checkout's own path cut from the paths in it: where it lies is no figure."""
+    return text.replace(str(DOC.parents[1]) + "/", "")
+
+
 def _short(message: str) -> str:
-    message = message.replace(str(DOC.parents[1]) + "/", "")  # the checkout's place is no figure
+    message = _in_checkout(message)
     for marker in ("kernel module missing", "not run on this host", *harness.ENVIRONMENT_MARKERS):
         if marker in message:
             start = message.index(marker)
