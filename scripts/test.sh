@@ -34,17 +34,35 @@ stage_sanity() {
   ansible-test sanity --local --python 3.11 --color no
 }
 
+# Tests of the real-binary suites whose result cannot depend on the plugin release (parsers,
+# names, tarballs, file modes), and the upgrade test, which uses every release itself: run in the
+# first release's pass only.
+RELEASE_INDEPENDENT_TESTS=(tests/reliability/test_fuzz.py tests/reliability/test_hostile_input.py
+  tests/reliability/test_tarballs.py tests/reliability/test_hygiene.py tests/functional/test_upgrade_real.py)
+
+# Stages run once per plugin release (scripts/lib.sh, plugin_releases), as <stage>@<release>;
+# each reads the release from CNIKIT_TEST_PLUGIN_RELEASE.
+RELEASE_STAGES=(units managed_nodes integration)
+
+# True when the stage runs against the first plugin release, Debian 12's own: release-independent
+# tests run there only.
+first_release() {
+  [[ $CNIKIT_TEST_PLUGIN_RELEASE == "$(debian_plugin_release)" ]]
+}
+
 stage_units() {
   cd "$REPO_ROOT"
   # functional, differential and reliability run the real plugin binaries as root, on prefixed
   # namespaces. reliability comes last: its tests import helpers from its own conftest.py.
-  local suites=(tests/unit) suite
+  local suites=() suite ignored=()
+  first_release && suites+=(tests/unit)
   for suite in tests/functional tests/differential tests/reliability; do
     [[ -d $suite ]] && suites+=("$suite")
   done
+  first_release || for suite in "${RELEASE_INDEPENDENT_TESTS[@]}"; do ignored+=("--ignore=$suite"); done
   # pytest exits 5 when it collects nothing; that only means "skip" while no test file exists.
   [[ -n "$(find "${suites[@]}" -name 'test_*.py' -print -quit)" ]] || skip "no test files in ${suites[*]}"
-  PYTHONPATH="$INPLACE_COLLECTIONS" python -m pytest "${suites[@]}"
+  PYTHONPATH="$INPLACE_COLLECTIONS" python -m pytest "${ignored[@]}" "${suites[@]}"
 }
 
 # One row of the matrix failed, or could not run: CI must see it, a developer may lack a Python.
@@ -109,9 +127,13 @@ stage_controllers() {
 # The modules run for real by each managed-node Python of MANAGED_NODE_ROWS (scripts/lib.sh), by
 # Debian's own Python 3 with its packaged libraries, then their failures without the libraries
 # and without root.
+# With a later plugin release, only Debian's own Python runs the modules: the rows differ in Python
+# and libraries, which the plugin release does not touch.
 stage_managed_nodes() {
   local row python libs interpreter venv failed=0 rows=() label
   local -a interpreters=() labels=()
+  local plugins="$RELEASES_DIR/plugins-$CNIKIT_TEST_PLUGIN_RELEASE.json"
+  first_release || MANAGED_NODE_ROWS=()
   for row in "${MANAGED_NODE_ROWS[@]}"; do
     read -r python libs <<<"$row"
     label="managed Python $python, $libs libraries"
@@ -130,9 +152,14 @@ stage_managed_nodes() {
 print(sys.executable, sys.version.split()[0], "jsonschema", version("jsonschema"), "pyroute2", version("pyroute2"))'
     ROW_PARTS=()
     run_part modules managed_node_playbook modules.yml -e "ansible_python_interpreter=${interpreters[$i]}" \
-      || failed=1
+      -e "@$plugins" || failed=1
     rows+=("${labels[$i]}: ${ROW_PARTS[*]}")
   done
+  if ! first_release; then
+    log "managed-node rows with plugins $CNIKIT_TEST_PLUGIN_RELEASE"
+    printf '  %s\n' "${rows[@]}"
+    return "$failed"
+  fi
   local bare
   bare="$(true | ensure_build_venv node-without-libraries "$(find_python 3.11)")"
   log "managed node without the libraries, and without root"
@@ -153,11 +180,15 @@ managed_node_playbook() {
 stage_integration() {
   compgen -G "$REPO_ROOT/tests/integration/targets/*/aliases" >/dev/null \
     || skip "no integration targets in tests/integration/targets"
-  local tree
+  local tree targets=()
   tree="$(sync_test_tree "$BUILD_DIR/ansible-test")"
   cd "$tree"
+  # ansible-test gives this file to every target as extra variables: the plugin release under test.
+  cp "$RELEASES_DIR/plugins-$CNIKIT_TEST_PLUGIN_RELEASE.json" tests/integration/integration_config.yml
+  # The installer's targets serve tarballs built from Debian's binaries: one release is enough.
+  first_release || targets=(--exclude cni_plugin_install --exclude role_plugins)
   ansible-test integration --local --python 3.11 --allow-destructive --continue-on-error \
-    --color no
+    --color no "${targets[@]}"
 }
 
 stage_molecule() {
@@ -223,12 +254,13 @@ stage_build() {
 ALL_STAGES=(setup lint sanity units controllers managed_nodes integration molecule docs build)
 declare -A RESULT SECONDS_TAKEN
 
+# <stage> or <stage>@<plugin release>.
 run_stage() {
   local name="$1" start=$SECONDS rc
   log "stage $name"
   # set -e is ignored inside a subshell run as a condition, so switch it off around the call.
   set +e
-  (set -e; "stage_$name")
+  (set -e; [[ $name != *@* ]] || export CNIKIT_TEST_PLUGIN_RELEASE="${name#*@}"; "stage_${name%@*}")
   rc=$?
   set -e
   SECONDS_TAKEN[$name]=$((SECONDS - start))
@@ -241,30 +273,52 @@ run_stage() {
 }
 
 # The stages named on the command line, in the order given, after setup; all of them without.
+# A release-dependent stage (RELEASE_STAGES) may name one plugin release: units@1.9.1.
 select_stages() {
-  STAGES=(setup)
-  (($#)) || { STAGES=("${ALL_STAGES[@]}"); return; }
   local name
+  REQUESTED=()
+  (($#)) || { REQUESTED=("${ALL_STAGES[@]:1}"); return; }
   for name in "$@"; do
-    if [[ " ${ALL_STAGES[*]} " != *" $name "* ]]; then
-      echo "unknown stage '$name'; the stages are: ${ALL_STAGES[*]}" >&2
+    if [[ " ${ALL_STAGES[*]} " != *" ${name%@*} "* ]] \
+      || [[ $name == *@* && " ${RELEASE_STAGES[*]} " != *" ${name%@*} "* ]]; then
+      echo "unknown stage '$name'; the stages are: ${ALL_STAGES[*]};" \
+        "${RELEASE_STAGES[*]} take @<plugin release>" >&2
       exit 2
     fi
-    [[ $name == setup ]] || STAGES+=("$name")
+    [[ $name == setup ]] || REQUESTED+=("$name")
+  done
+}
+
+# STAGES: the requested stages, each of RELEASE_STAGES once per plugin release (known after setup).
+expand_stages() {
+  local name release releases
+  releases="$(plugin_releases)"
+  STAGES=()
+  for name in "${REQUESTED[@]}"; do
+    if [[ $name == *@* && " $releases " != *" ${name#*@} "* ]]; then
+      echo "unknown plugin release in '$name'; the releases are: $releases" >&2
+      exit 2
+    elif [[ $name == *@* || " ${RELEASE_STAGES[*]} " != *" $name "* ]]; then
+      STAGES+=("$name")
+    else
+      for release in $releases; do STAGES+=("$name@$release"); done
+    fi
   done
 }
 
 main() {
   local name passed=0 failed=0
   select_stages "$@"
+  run_stage setup
+  # Later stages need the virtualenv that setup made, on PATH in this shell too.
+  activate_venv
+  expand_stages
   for name in "${STAGES[@]}"; do
     run_stage "$name"
-    # Later stages need the virtualenv that setup made, on PATH in this shell too.
-    [[ $name == setup ]] && activate_venv
   done
   log "summary"
-  for name in "${STAGES[@]}"; do
-    printf '%-12s %-18s %5ss\n' "$name" "${RESULT[$name]}" "${SECONDS_TAKEN[$name]}"
+  for name in setup "${STAGES[@]}"; do
+    printf '%-20s %-18s %5ss\n' "$name" "${RESULT[$name]}" "${SECONDS_TAKEN[$name]}"
     if [[ ${RESULT[$name]} == failed* ]]; then
       failed=$((failed + 1))
     else

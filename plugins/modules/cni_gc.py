@@ -13,7 +13,8 @@ description:
   - Releases what attachments that no longer exist still hold, as a container runtime does with libcni's GC.
     Every cached attachment of the network that is not valid is DELeted (its IP reservation returns to the
     pool, its host-side veth and port mappings go away, its cache entry is removed), then plugins of
-    cniVersion 1.1.0 and later are sent C(GC) with the valid attachments so they can clean up the rest.
+    cniVersion 1.1.0 and later are sent C(GC) with the valid attachments, as the spec asks. Those DELs are what
+    frees addresses, since no reference plugin up to v1.9.1 does anything on C(GC).
   - The valid attachments are O(valid_attachments) when given; by default, every cached attachment whose
     namespace still exists. An attachment whose namespace was deleted without a DEL is therefore collected.
   - Only attachments this collection made are ever collected. Another runtime sharing O(cache_dir) (podman,

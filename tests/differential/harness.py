@@ -34,11 +34,12 @@ from ansible_collections.cnikit.cni.plugins.module_utils._validate import valida
 sys.path.insert(0, str(Path(__file__).parents[1] / "utils"))
 sys.path.insert(0, str(Path(__file__).parent))
 import hostclean  # noqa: E402  pylint: disable=wrong-import-position
+import releases  # noqa: E402  pylint: disable=wrong-import-position
 
 import mutations  # noqa: E402  pylint: disable=wrong-import-position,wrong-import-order
 
 PREFIX = "cnit-x-"
-PLUGIN_DIR = "/usr/lib/cni"
+PLUGIN_DIR = releases.PLUGIN_DIR
 CORPUS = Path(__file__).parent / "corpus"
 IP_FORWARD = "/proc/sys/net/ipv4/ip_forward"
 # Link kinds whose kernel module this host may lack, and the plugins that need them.

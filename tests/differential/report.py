@@ -2,10 +2,11 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Run the differential suite and write its figures into docs/validation.md, between the
-``differential:begin`` and ``differential:end`` markers.
+``differential:begin <release>`` and ``differential:end <release>`` markers of the plugin release
+it ran against (tests/utils/releases.py: CNIKIT_TEST_PLUGIN_RELEASE, Debian 12's by default).
 
 Usage (as root, from the repository root):
-    PYTHONPATH=.build/inplace python tests/differential/report.py [--check]
+    [CNIKIT_TEST_PLUGIN_RELEASE=1.9.1] PYTHONPATH=.build/inplace python tests/differential/report.py [--check]
 ``--check`` prints the section instead of writing it."""
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import expected  # noqa: E402  pylint: disable=wrong-import-position
 import harness  # noqa: E402  pylint: disable=wrong-import-position
 
 DOC = Path(__file__).parents[2] / "docs" / "validation.md"
-BEGIN, END = "<!-- differential:begin -->", "<!-- differential:end -->"
+RELEASE = harness.releases.PLUGIN_RELEASE
+BEGIN, END = f"<!-- differential:begin {RELEASE} -->", f"<!-- differential:end {RELEASE} -->"
 COLUMNS = ("agree", "false error", "miss", "environment")
 
 
@@ -47,7 +49,8 @@ def table(outcomes: list) -> list:
 def section(corpus: list, mutations: list, missing: set, seconds: float) -> str:
     lines = [BEGIN, "",
              f"Last run: {time.strftime('%Y-%m-%d', time.gmtime())}, kernel {platform.release()}, Debian's plugins "
-             f"1.1.1 in {harness.PLUGIN_DIR}, {seconds:.0f} s for {len(corpus) + len(mutations)} cases. Kernel modules "
+             f"{RELEASE} in {_in_checkout(harness.PLUGIN_DIR)}, {seconds:.0f} s for {len(corpus) + len(mutations)} cases. "
+             "Kernel modules "
              f"missing on that host: {', '.join(sorted(missing)) or 'none'}.", "",
              f"**Real-world corpus** ({len(corpus)} files, `tests/differential/corpus/`, sources in `SOURCES.json`):", ""]
     lines += table(corpus)
@@ -58,7 +61,8 @@ def section(corpus: list, mutations: list, missing: set, seconds: float) -> str:
     if not disagreements:
         lines.append("None.")
     for outcome in disagreements:
-        reason = expected.ACCEPTED_DISAGREEMENTS.get(f"{outcome.plugin}: {outcome.case_id}", ("", "NOT ACCEPTED"))[1]
+        key = f"{outcome.plugin}: {outcome.case_id}"
+        reason = expected.ACCEPTED_DISAGREEMENTS.get(key, expected.KNOWN_DEFECTS.get(key, ("", "NOT ACCEPTED")))[1]
         lines.append(f"- {outcome.verdict}, {outcome.plugin}: {outcome.case_id}. {reason}")
     lines += ["", "Environment failures (not counted as agreement or disagreement):", ""]
     for outcome in corpus + mutations:
@@ -68,7 +72,13 @@ def section(corpus: list, mutations: list, missing: set, seconds: float) -> str:
     return "\n".join(lines)
 
 
+def _in_checkout(text: str) -> str:
+    """``text`` with the checkout's own path cut from the paths in it: where it lies is no figure."""
+    return text.replace(str(DOC.parents[1]) + "/", "")
+
+
 def _short(message: str) -> str:
+    message = _in_checkout(message)
     for marker in ("kernel module missing", "not run on this host", *harness.ENVIRONMENT_MARKERS):
         if marker in message:
             start = message.index(marker)

@@ -24,11 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import hostclean
+import releases
 from ansible_collections.cnikit.cni.plugins.module_utils import _cache
 
 PREFIX = "cnit-p-"
 CNI_CACHE = "/var/lib/cni"
-PLUGINS = "/usr/lib/cni"
+PLUGINS = releases.PLUGIN_DIR
 BUSYBOX = "/bin/busybox"
 # Podman as root sets nofile and nproc limits the test machines' containers may not raise to.
 CONTAINERS_CONF = """\

@@ -14,10 +14,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import releases
 
-PLUGIN_DIR = "/usr/lib/cni"
+PLUGIN_DIR = releases.PLUGIN_DIR
 if os.geteuid() != 0 or not os.access(os.path.join(PLUGIN_DIR, "bridge"), os.X_OK):
-    pytest.skip("needs root and the plugin binaries in /usr/lib/cni", allow_module_level=True)
+    pytest.skip(f"needs root and the plugin binaries in {PLUGIN_DIR}", allow_module_level=True)
 
 # pylint: disable=wrong-import-position
 from fakeplugin import FakePlugins
@@ -27,6 +28,7 @@ from ansible_collections.cnikit.cni.plugins.module_utils._engine import (
     Attachment, CheckNotAvailable, Engine, InterfaceInUseError,
 )
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError, OperationError, PluginError
+from ansible_collections.cnikit.cni.plugins.module_utils._exec import PluginExecutor
 
 HOST_PORT = 18431
 
@@ -100,7 +102,11 @@ def _cache_file(engine, network, attachment) -> Path:
     return Path(engine.cache_dir) / "results" / f"{network}-{attachment.container_id}-{attachment.ifname}"
 
 
-CASES = [("0.2.0", False)] + [(v, chained) for v in ("0.3.1", "0.4.0", "1.0.0") for chained in (False, True)]
+# The versions these binaries speak from 0.3.1 on, chained or not (1.1.0 from plugins 1.5 on).
+SPOKEN = PluginExecutor([PLUGIN_DIR], 30).supported_versions("bridge")
+CASES = [("0.2.0", False)] + [(v, chained) for v in SPOKEN[SPOKEN.index("0.3.1"):] for chained in (False, True)]
+NEWEST = SPOKEN[-1]
+needs_gc_and_status = pytest.mark.skipif("1.1.0" not in SPOKEN, reason=f"the plugins in {PLUGIN_DIR} stop at {NEWEST}")
 
 
 @pytest.mark.parametrize("version, chained", CASES, ids=[f"{v}-{'chain' if c else 'bridge'}" for v, c in CASES])
@@ -130,7 +136,8 @@ def test_add_check_del_del(setup, make_netns, version, chained):
         report = engine.check(network, attachment)
         assert report.ran is True
         # portmap 1.1.x fails its CHECK on IPv6 rules it never made: a known defect, a warning.
-        assert list(report.tolerated) == (["portmap-ipv6-check"] if chained else [])
+        assert list(report.tolerated) == (["portmap-ipv6-check"] if chained and not releases.plugins_at_least("1.2.0")
+                                          else [])
 
     assert engine.delete(network, attachment) is True
     assert ip_json("-n", os.path.basename(netns), "link", "show", "dev", "eth0") == []
@@ -192,6 +199,36 @@ def test_check_finds_a_broken_attachment_and_del_still_cleans_up(setup, make_net
     assert engine.delete(network, attachment) is True
     assert _reservations(data_dir, "cnit-e-net") == []
     assert not _cache_file(engine, "cnit-e-net", attachment).exists()
+
+
+# -- GC and STATUS (cniVersion 1.1.0) ----------------------------------------------------------
+
+@needs_gc_and_status
+def test_status_of_each_plugin_of_a_chain_is_ready(setup):
+    engine, data_dir, bridge, subnet = setup
+    network = _conflist("cnit-e-net", NEWEST, bridge, subnet, data_dir, chained=True)
+    assert [(s["plugin"], s["ready"]) for s in engine.status(network)] == [
+        ("bridge", True), ("tuning", True), ("portmap", True), ("bandwidth", True)]
+
+
+@needs_gc_and_status
+def test_gc_deletes_the_stale_attachment_and_the_plugins_free_nothing_themselves(setup, make_netns):
+    """The engine's DEL of each stale attachment is what frees its address: GC sent to the plugins
+    (with the valid attachments) frees nothing, as an address reserved behind the cache's back shows."""
+    engine, data_dir, bridge, subnet = setup
+    network = _conflist("cnit-e-net", NEWEST, bridge, subnet, data_dir, chained=True)
+    kept, stale, unknown = (Attachment(f"cnit-e-c{n}", make_netns(), "eth0") for n in (1, 2, 3))
+    addresses = {a.container_id: _result_address(engine.add(network, a)).split("/")[0] for a in (kept, stale, unknown)}
+    _cache_file(engine, "cnit-e-net", unknown).unlink()  # a reservation the cache knows nothing of
+
+    report = engine.gc(network, [(kept.container_id, kept.ifname)])
+    assert report["errors"] == []
+    assert [d["container_id"] for d in report["deleted"]] == [stale.container_id]
+    assert _reservations(data_dir, "cnit-e-net") == sorted([addresses[kept.container_id],
+                                                            addresses[unknown.container_id]])
+    assert ip_json("-n", os.path.basename(stale.netns), "link", "show", "dev", "eth0") == []
+    assert len(ip_json("-n", os.path.basename(unknown.netns), "link", "show", "dev", "eth0")) == 1
+    assert engine.check(network, kept).ran
 
 
 # -- doing no harm to what is already there ---------------------------------------------------

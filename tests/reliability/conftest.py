@@ -22,12 +22,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import hostclean  # noqa: E402  pylint: disable=wrong-import-position
+import releases  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _cache  # noqa: E402
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list  # noqa: E402
 
 SUITE_PREFIX = "cnit-r-"
-REAL_PLUGINS = "/usr/lib/cni"
+REAL_PLUGINS = releases.PLUGIN_DIR
 FULL = os.environ.get("CNIKIT_RELIABILITY_FULL") == "1"
 
 

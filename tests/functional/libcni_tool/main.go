@@ -3,12 +3,14 @@
 
 // libcni-tool does what cnitool does (cnitool's source is not packaged by Debian) with the
 // distribution's libcni, so tests can prove that libcni reads the collection's result cache and
-// the collection reads libcni's.
+// the collection reads libcni's. scripts/lib.sh builds it against each tested libcni release.
 //
 //	libcni-tool add|check|del|cached NETWORK NETNS-PATH
+//	libcni-tool gc|status NETWORK -        (built with the tag "libcni_gc", libcni 1.2 and later)
 //
 // Environment: NETCONFPATH (conf dir), CNI_PATH, CNI_CACHE_DIR, CNI_IFNAME (default eth0),
-// CNI_CONTAINERID (default: cnitool's ID for the netns path).
+// CNI_CONTAINERID (default: cnitool's ID for the netns path), and for gc
+// CNI_VALID_ATTACHMENTS: the attachments GC must keep, "CONTAINERID/IFNAME" separated by spaces.
 package main
 
 import (
@@ -32,7 +34,7 @@ func containerID(netns string) string {
 
 func run() error {
 	if len(os.Args) != 4 {
-		return fmt.Errorf("usage: %s add|check|del|cached NETWORK NETNS-PATH", os.Args[0])
+		return fmt.Errorf("usage: %s add|check|del|cached|gc|status NETWORK NETNS-PATH", os.Args[0])
 	}
 	command, network := os.Args[1], os.Args[2]
 	netns, err := filepath.Abs(os.Args[3])
@@ -71,7 +73,7 @@ func run() error {
 		}
 		return json.NewEncoder(os.Stdout).Encode(result)
 	}
-	return fmt.Errorf("unknown command %q", command)
+	return laterVerb(ctx, cni, conf, command)
 }
 
 func main() {
