@@ -271,6 +271,7 @@ ensure_libcni_tools() {
     [[ "$(printf '%s\n' 1.2.0 "$release" | sort -V | head -1)" == 1.2.0 ]] && tags=libcni_gc
     work="$RELEASES_DIR/libcni-$release"
     mkdir -p "$work"
+    rm -f "$work"/*.go
     cp "$REPO_ROOT"/tests/functional/libcni_tool/*.go "$work/"
     printf 'module cnikit.test/libcnitool\n\ngo 1.19\n\nrequire github.com/containernetworking/cni v%s\n\nreplace github.com/containernetworking/cni => %s\n' \
       "$release" "$source" >"$work/go.mod"

@@ -29,6 +29,7 @@ from ansible_collections.cnikit.cni.plugins.module_utils._engine import (
 )
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError, OperationError, PluginError
 from ansible_collections.cnikit.cni.plugins.module_utils._exec import PluginExecutor
+from ansible_collections.cnikit.cni.plugins.module_utils._network_file import installed_release
 
 HOST_PORT = 18431
 
@@ -199,6 +200,13 @@ def test_check_finds_a_broken_attachment_and_del_still_cleans_up(setup, make_net
     assert engine.delete(network, attachment) is True
     assert _reservations(data_dir, "cnit-e-net") == []
     assert not _cache_file(engine, "cnit-e-net", attachment).exists()
+
+
+def test_validation_knows_the_release_of_binaries_that_print_none():
+    """Debian's builds say "version unknown": validation takes the release from the install
+    manifest (1.9.1, installed by cni_plugin_install) or the package version (1.1.1)."""
+    assert "version unknown" in run(f"{PLUGIN_DIR}/bridge", "--version", check=False).stderr
+    assert installed_release([PLUGIN_DIR])("bridge") == releases.PLUGIN_RELEASE
 
 
 # -- GC and STATUS (cniVersion 1.1.0) ----------------------------------------------------------
