@@ -193,10 +193,16 @@ def _move_addresses(node, addresses):
 
 # --- running one case --------------------------------------------------------------------------------
 
+def run_command(argv: list) -> tuple:
+    """The package query of installed_release, as a module's run_command answers it."""
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    return done.returncode, done.stdout, done.stderr
+
+
 def validate(conf) -> list:
     """The validator's errors, as a user gets them on this host (binary checks on)."""
     report = validate_network_list(conf, installed_versions=PluginExecutor([PLUGIN_DIR], 30).supported_versions,
-                                   installed_release=installed_release([PLUGIN_DIR]))
+                                   installed_release=installed_release([PLUGIN_DIR], run_command))
     return [str(f) for f in report.errors]
 
 
