@@ -216,16 +216,11 @@ stage_build() {
   fi
   # grep reads the whole list: with -q it would stop early and tar's SIGPIPE fail the pipeline.
   tar -tzf "$tarball" | grep -x LICENSE >/dev/null || { echo "the tarball holds no LICENSE"; return 1; }
-  # ansible-builder reads meta/execution-environment.yml from the installed copy, as an EE build does.
-  local builder requirements
-  builder="$(echo ansible-builder | ensure_build_venv ansible-builder "$VENV/bin/python")"
-  requirements="$("$builder/bin/ansible-builder" introspect --sanitize "$INSTALLED_COLLECTIONS")"
-  echo "$requirements"
-  if ! grep -q "^- 'jsonschema>=.* # from collection cnikit.cni'$" <<<"$requirements" \
-    || ! grep -q "^- 'iproute2 .* # from collection cnikit.cni'$" <<<"$requirements"; then
-    echo "ansible-builder finds no Python or system requirements of cnikit.cni"
-    return 1
-  fi
+  # galaxy-importer brings the ansible-builder (and bindep) that Galaxy runs.
+  local galaxy
+  galaxy="$(echo "$GALAXY_IMPORTER" | ensure_build_venv galaxy-importer "$VENV/bin/python")"
+  galaxy_import "$galaxy" "$tarball" || return 1
+  execution_environment "$galaxy" "$tarball" || return 1
   # Every module and role is tried, so one broken DOCUMENTATION does not hide another.
   local plugin failed=0
   for plugin in "$REPO_ROOT"/plugins/modules/*.py "$REPO_ROOT"/roles/*/; do
@@ -239,6 +234,45 @@ stage_build() {
       | grep . >/dev/null || { echo "no documentation rendered for $plugin"; failed=1; }
   done
   return "$failed"
+}
+
+# What Galaxy runs on every upload.
+GALAXY_IMPORTER="galaxy-importer==0.4.44"
+
+# <venv> <tarball>: galaxy-importer with Automation Hub's settings (tests/galaxy-importer.cfg),
+# its ansible-lint pass included, locally: no container. It exits 0 after the findings it only
+# logs: an ERROR line or an ansible-lint finding (WARNING: <file>:<line>: <rule>) fails the stage;
+# its other warnings (that ignore files exist: tests/sanity's shebang entry) are shown.
+galaxy_import() {
+  local output
+  output="$(cd "$BUILD_DIR" && GALAXY_IMPORTER_CONFIG="$REPO_ROOT/tests/galaxy-importer.cfg" \
+    "$1/bin/python" -m galaxy_importer.main "$2" 2>&1)" || { echo "$output"; return 1; }
+  grep -vE '^Loading ' <<<"$output"
+  if grep -qE '^ERROR|^WARNING: [^ ]+:[0-9]+: ' <<<"$output"; then
+    echo "galaxy-importer found errors (ERROR, or an ansible-lint finding), listed above"
+    return 1
+  fi
+  grep -q '^Importer processing completed successfully' <<<"$output"
+}
+
+# <venv> <tarball>: the requirements ansible-builder finds in the installed collection, per
+# platform (tests/ee/expected-requirements.yml), and the build context of an execution
+# environment holding the tarball (tests/ee/execution-environment.yml; no container is built).
+execution_environment() {
+  local venv="$1" ee="$BUILD_DIR/ee"
+  rm -rf "$ee"
+  mkdir -p "$ee/dist"
+  "$venv/bin/ansible-builder" introspect "$INSTALLED_COLLECTIONS" \
+    --write-pip "$ee/requirements.txt" --write-bindep "$ee/bindep.txt" >/dev/null
+  "$venv/bin/python" "$REPO_ROOT/tests/utils/check_ee_requirements.py" \
+    "$REPO_ROOT/tests/ee/expected-requirements.yml" "$ee/requirements.txt" "$ee/bindep.txt" || return 1
+  cp "$REPO_ROOT/tests/ee/execution-environment.yml" "$ee/"
+  cp "$2" "$ee/dist/cnikit-cni.tar.gz"
+  (cd "$ee" && "$venv/bin/ansible-builder" create --file execution-environment.yml --context context) || return 1
+  cmp -s "$2" "$ee/context/_build/collections/cnikit-cni.tar.gz" \
+    || { echo "the execution environment's build context lacks the tarball"; return 1; }
+  grep -q 'ansible-galaxy collection install' "$ee/context/Containerfile" \
+    || { echo "the Containerfile does not install the collection"; return 1; }
 }
 
 ALL_STAGES=(setup lint sanity units controllers managed_nodes integration molecule docs build)
