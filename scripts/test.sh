@@ -68,6 +68,11 @@ run_part() {
   fi
 }
 
+# <line> <minimum>: whether ansible-core line <line> (2.21) is <minimum> or later.
+line_at_least() {
+  [[ "$(printf '%s\n' "$2" "$1" | sort -V | head -1)" == "$2" ]]
+}
+
 # pylint is the slowest sanity test by far (its own virtualenv per ansible-core line, then minutes
 # of CPU). The sanity stage runs it on ansible-core 2.19; the controller rows run it from this line
 # on, whose checks 2.19 lacks (ansible-bad-function, for one), and skip it on the older lines.
@@ -78,7 +83,7 @@ PYLINT_FROM_LINE=2.21
 # (2.22.0rc1 takes dill from a source archive on GitHub) cannot come from the package index.
 pylint_unavailable() {
   local venv="$1" core="$2" requirements
-  [[ "$(printf '%s\n' "$PYLINT_FROM_LINE" "$core" | sort -V | head -1)" == "$PYLINT_FROM_LINE" ]] \
+  line_at_least "$core" "$PYLINT_FROM_LINE" \
     || { echo "pylint runs from ansible-core $PYLINT_FROM_LINE on (and in the sanity stage)"; return; }
   requirements="$("$venv/bin/python" -c 'import ansible_test, pathlib
 print(pathlib.Path(ansible_test.__file__).parent / "_data/requirements/sanity.pylint.txt")')"
@@ -102,6 +107,18 @@ controller_units() {
   (cd "$REPO_ROOT" && PYTHONPATH="$INPLACE_COLLECTIONS" "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/unit)
 }
 
+# The module and role reference as this row's ansible-doc renders it must be docs/reference/ as
+# committed (rendered with 2.19 by the docs stage); gen_docs.py runs in the development venv.
+REFERENCE_FROM_LINE=2.19
+
+controller_reference() {
+  local venv="$1" out="$BUILD_DIR/reference-check"
+  rm -rf "$out"
+  PATH="$venv/bin:$PATH" "$VENV/bin/python" "$REPO_ROOT/scripts/gen_docs.py" \
+    --collection "$(sync_test_tree "$BUILD_DIR/docs-matrix")" --dest "$out" \
+    && diff -r "$REPO_ROOT/docs/reference" "$out"
+}
+
 # Sanity and unit tests under each ansible-core line of CONTROLLER_ROWS (scripts/lib.sh).
 stage_controllers() {
   local row core python libs prerelease interpreter venv failed=0 rows=()
@@ -120,6 +137,9 @@ stage_controllers() {
     ROW_PARTS=()
     run_part sanity controller_sanity "$venv" "$python" "$core" || failed=1
     run_part units controller_units "$venv" || failed=1
+    if line_at_least "$core" "$REFERENCE_FROM_LINE"; then
+      run_part reference controller_reference "$venv" || failed=1
+    fi
     rows+=("$label: ${ROW_PARTS[*]}")
   done
   log "controller rows (ansible-core 2.19 on Python 3.11, pinned libraries: the sanity and units stages)"
@@ -202,6 +222,40 @@ stage_docs() {
     return 1
   fi
   antsibull-changelog lint
+  docs_site
+}
+
+# The tools of the docs site, in a virtualenv of their own (Sphinx, its theme, MyST).
+DOCSITE_REQUIREMENTS=(ansible-core==2.19.14 antsibull-docs==2.28.0 sphinx-ansible-theme==0.10.4 myst-parser==5.2.0)
+
+# The collection's docs site, as antsibull-docs builds it (module and role reference, the guides
+# of docs/ as extra docs through scripts/docsite.py, the changelog, docs/docsite/links.yml), in
+# .build/docsite/build/html. antsibull-docs' linter and every Sphinx warning the collection
+# causes fail the stage; warnings about unreachable network inventories are only reported.
+docs_site() {
+  local venv tree site="$BUILD_DIR/docsite" repository
+  venv="$(printf '%s\n' "${DOCSITE_REQUIREMENTS[@]}" | ensure_build_venv docsite "$VENV/bin/python")"
+  tree="$(sync_test_tree "$BUILD_DIR/docsite-collection")"
+  repository="$(sed -n 's/^repository: //p' "$REPO_ROOT/galaxy.yml")"
+  "$venv/bin/python" "$REPO_ROOT/scripts/docsite.py" stage --collection "$tree" --repository "$repository"
+  (
+    export ANSIBLE_COLLECTIONS_PATH="$BUILD_DIR/docsite-collection" PATH="$venv/bin:$PATH"
+    cd "$tree"
+    antsibull-docs lint-collection-docs --plugin-docs .
+    rm -rf "$site"
+    mkdir -p "$site/rst"
+    chmod og-w "$site/rst"  # antsibull-docs wants it so
+    antsibull-docs sphinx-init --use-current --fail-on-error --dest-dir "$site" cnikit.cni >/dev/null
+    cd "$site"
+    antsibull-docs --config-file antsibull-docs.cfg collection --cleanup everything --fail-on-error \
+      --use-current --dest-dir rst cnikit.cni
+    python "$REPO_ROOT/scripts/docsite.py" site --collection "$tree" --site "$site"
+    # Its warnings go to warnings.log, sorted below; its stderr repeats them, shown if it fails.
+    sphinx-build -M html rst build -c . -q -w warnings.log 2>sphinx-stderr.log \
+      || { cat sphinx-stderr.log; return 1; }
+    python "$REPO_ROOT/scripts/docsite.py" warnings warnings.log
+    echo "docs site: $site/build/html/index.html"
+  )
 }
 
 stage_build() {
