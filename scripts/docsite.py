@@ -73,9 +73,9 @@ def rewrite_link(target: str, source: pathlib.Path, docs: pathlib.Path, reposito
     """Where a link of ``source`` (a file directly under ``docs``) points to on the site."""
     if URL_SCHEME.match(target) or target.startswith("#"):
         return target
-    path, _, fragment = target.partition("#")
+    path = target.split("#", 1)[0]
+    anchor = target[len(path):]  # "#fragment", or ""
     resolved = (source.parent / path).resolve()
-    anchor = f"#{fragment}" if fragment else ""
     try:
         inside = resolved.relative_to(docs)
     except ValueError:

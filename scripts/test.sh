@@ -27,11 +27,13 @@ stage_lint() {
   ANSIBLE_COLLECTIONS_PATH="$INPLACE_COLLECTIONS" ansible-lint --offline
 }
 
+# Every sanity test but pylint, which runs once, on the newest ansible-core lines of the
+# controllers stage (PYLINT_FROM_LINE).
 stage_sanity() {
   local tree
   tree="$(sync_test_tree "$BUILD_DIR/ansible-test")"
   cd "$tree"
-  ansible-test sanity --local --python 3.11 --color no
+  ansible-test sanity --local --python 3.11 --skip-test pylint --color no
 }
 
 stage_units() {
@@ -74,8 +76,8 @@ line_at_least() {
 }
 
 # pylint is the slowest sanity test by far (its own virtualenv per ansible-core line, then minutes
-# of CPU). The sanity stage runs it on ansible-core 2.19; the controller rows run it from this line
-# on, whose checks 2.19 lacks (ansible-bad-function, for one), and skip it on the older lines.
+# of CPU), so it runs where it is needed: on the rows from this line on, whose checks the older
+# lines lack (ansible-bad-function on subprocess, for one), and nowhere else.
 PYLINT_FROM_LINE=2.21
 
 # Why pylint cannot run on this row's ansible-core, or nothing when it can: ansible-test installs
@@ -84,7 +86,7 @@ PYLINT_FROM_LINE=2.21
 pylint_unavailable() {
   local venv="$1" core="$2" requirements
   line_at_least "$core" "$PYLINT_FROM_LINE" \
-    || { echo "pylint runs from ansible-core $PYLINT_FROM_LINE on (and in the sanity stage)"; return; }
+    || { echo "pylint runs from ansible-core $PYLINT_FROM_LINE on"; return; }
   requirements="$("$venv/bin/python" -c 'import ansible_test, pathlib
 print(pathlib.Path(ansible_test.__file__).parent / "_data/requirements/sanity.pylint.txt")')"
   grep -E '^[^#].* @ ' "$requirements" | sed 's/^/its pylint requirements name a direct URL, not the package index: /' || true
@@ -225,21 +227,18 @@ stage_docs() {
   docs_site
 }
 
-# The tools of the docs site, in a virtualenv of their own (Sphinx, its theme, MyST).
-DOCSITE_REQUIREMENTS=(ansible-core==2.19.14 antsibull-docs==2.28.0 sphinx-ansible-theme==0.10.4 myst-parser==5.2.0)
-
 # The collection's docs site, as antsibull-docs builds it (module and role reference, the guides
 # of docs/ as extra docs through scripts/docsite.py, the changelog, docs/docsite/links.yml), in
 # .build/docsite/build/html. antsibull-docs' linter and every Sphinx warning the collection
 # causes fail the stage; warnings about unreachable network inventories are only reported.
+# Its tools are in the development virtualenv, which has antsibull-docs and Sphinx anyway.
 docs_site() {
-  local venv tree site="$BUILD_DIR/docsite" repository
-  venv="$(printf '%s\n' "${DOCSITE_REQUIREMENTS[@]}" | ensure_build_venv docsite "$VENV/bin/python")"
+  local tree site="$BUILD_DIR/docsite" repository
   tree="$(sync_test_tree "$BUILD_DIR/docsite-collection")"
   repository="$(sed -n 's/^repository: //p' "$REPO_ROOT/galaxy.yml")"
-  "$venv/bin/python" "$REPO_ROOT/scripts/docsite.py" stage --collection "$tree" --repository "$repository"
+  python "$REPO_ROOT/scripts/docsite.py" stage --collection "$tree" --repository "$repository"
   (
-    export ANSIBLE_COLLECTIONS_PATH="$BUILD_DIR/docsite-collection" PATH="$venv/bin:$PATH"
+    export ANSIBLE_COLLECTIONS_PATH="$BUILD_DIR/docsite-collection"
     cd "$tree"
     antsibull-docs lint-collection-docs --plugin-docs .
     rm -rf "$site"
