@@ -298,7 +298,8 @@ GALAXY_IMPORTER="galaxy-importer==0.4.44"
 # its other warnings (that ignore files exist: tests/sanity's shebang entry) are shown.
 galaxy_import() {
   local output
-  output="$(cd "$BUILD_DIR" && GALAXY_IMPORTER_CONFIG="$REPO_ROOT/tests/galaxy-importer.cfg" \
+  # It runs ansible-doc and ansible-lint from PATH: its own.
+  output="$(cd "$BUILD_DIR" && PATH="$1/bin:$PATH" GALAXY_IMPORTER_CONFIG="$REPO_ROOT/tests/galaxy-importer.cfg" \
     "$1/bin/python" -m galaxy_importer.main "$2" 2>&1)" || { echo "$output"; return 1; }
   grep -vE '^Loading ' <<<"$output"
   if grep -qE '^ERROR|^WARNING: [^ ]+:[0-9]+: ' <<<"$output"; then
