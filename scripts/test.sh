@@ -121,7 +121,8 @@ controller_reference() {
     && diff -r "$REPO_ROOT/docs/reference" "$out"
 }
 
-# Sanity and unit tests under each ansible-core line of CONTROLLER_ROWS (scripts/lib.sh).
+# Sanity and unit tests under each ansible-core line of CONTROLLER_ROWS (scripts/lib.sh), and from
+# REFERENCE_FROM_LINE on the reference as that line renders it.
 stage_controllers() {
   local row core python libs prerelease interpreter venv failed=0 rows=()
   for row in "${CONTROLLER_ROWS[@]}"; do
