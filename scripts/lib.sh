@@ -22,11 +22,24 @@ SYSTEM_PACKAGES=(iproute2 iptables iputils-ping containernetworking-plugins jq s
 
 # The tested support matrix (README.md, "Support matrix").
 # Controllers: ansible-core line, the controller Python it runs on, and the managed-node libraries
-# its unit tests import: floor (the minimums of requirements/managed-node.txt) or newest. The
-# development virtualenv (.venv, ansible-core 2.19 on Python 3.11 with the pinned libraries) is the
-# fifth row, run by the sanity and units stages.
+# its unit tests import: floor (the minimums of requirements/managed-node.txt) or newest; a fourth
+# word "rc" marks a line without a final release yet, which takes its newest release candidate
+# (or its final release once there is one).
+# The development virtualenv (.venv, ansible-core 2.19 on Python 3.11 with the pinned libraries)
+# is one more row, run by the sanity and units stages.
 # shellcheck disable=SC2034  # used by scripts/test.sh
-CONTROLLER_ROWS=("2.16 3.10 floor" "2.17 3.12 floor" "2.18 3.13 newest" "2.20 3.12 newest")
+CONTROLLER_ROWS=("2.16 3.10 floor" "2.17 3.12 floor" "2.18 3.13 newest" "2.20 3.12 newest"
+  "2.21 3.12 newest" "2.22 3.13 newest rc")
+# The pip requirement of ansible-core for a controller row: "<line> [rc]".
+controller_core_requirement() {
+  if [[ ${2:-} == rc ]]; then
+    # Naming a release candidate lets pip take pre-releases of this package only.
+    echo "ansible-core>=$1.0rc1,<${1%.*}.$((${1#*.} + 1))"
+  else
+    echo "ansible-core==$1.*"
+  fi
+}
+
 # Managed nodes: the Python running the modules and its libraries, driven by the development venv.
 # shellcheck disable=SC2034  # used by scripts/test.sh
 MANAGED_NODE_ROWS=("3.9 floor" "3.9 newest" "3.13 floor" "3.13 newest")

@@ -27,11 +27,13 @@ stage_lint() {
   ANSIBLE_COLLECTIONS_PATH="$INPLACE_COLLECTIONS" ansible-lint --offline
 }
 
+# Every sanity test but pylint, which runs once, on the newest ansible-core lines of the
+# controllers stage (PYLINT_FROM_LINE).
 stage_sanity() {
   local tree
   tree="$(sync_test_tree "$BUILD_DIR/ansible-test")"
   cd "$tree"
-  ansible-test sanity --local --python 3.11 --color no
+  ansible-test sanity --local --python 3.11 --skip-test pylint --color no
 }
 
 # Tests of the real-binary suites whose result cannot depend on the plugin release (parsers,
@@ -86,12 +88,38 @@ run_part() {
   fi
 }
 
-# Every sanity test but pylint, the slowest by far (its own virtualenv per ansible-core line, then
-# minutes of CPU); the sanity stage runs it, on ansible-core 2.19.
+# <line> <minimum>: whether ansible-core line <line> (2.21) is <minimum> or later.
+line_at_least() {
+  [[ "$(printf '%s\n' "$2" "$1" | sort -V | head -1)" == "$2" ]]
+}
+
+# pylint is the slowest sanity test by far (its own virtualenv per ansible-core line, then minutes
+# of CPU), so it runs where it is needed: on the rows from this line on, whose checks the older
+# lines lack (ansible-bad-function on subprocess, for one), and nowhere else.
+PYLINT_FROM_LINE=2.21
+
+# Why pylint cannot run on this row's ansible-core, or nothing when it can: ansible-test installs
+# its pinned pylint requirements into a virtualenv, and a requirement given as a direct URL
+# (2.22.0rc1 takes dill from a source archive on GitHub) cannot come from the package index.
+pylint_unavailable() {
+  local venv="$1" core="$2" requirements
+  line_at_least "$core" "$PYLINT_FROM_LINE" \
+    || { echo "pylint runs from ansible-core $PYLINT_FROM_LINE on"; return; }
+  requirements="$("$venv/bin/python" -c 'import ansible_test, pathlib
+print(pathlib.Path(ansible_test.__file__).parent / "_data/requirements/sanity.pylint.txt")')"
+  grep -E '^[^#].* @ ' "$requirements" | sed 's/^/its pylint requirements name a direct URL, not the package index: /' || true
+}
+
+# Every sanity test, pylint only where pylint_unavailable says nothing.
 controller_sanity() {
-  local venv="$1" python="$2" tree
+  local venv="$1" python="$2" core="$3" tree skip_pylint=() reason
+  reason="$(pylint_unavailable "$venv" "$core")"
+  if [[ -n $reason ]]; then
+    echo "pylint skipped on ansible-core $core: $reason"
+    skip_pylint=(--skip-test pylint)
+  fi
   tree="$(sync_test_tree "$BUILD_DIR/ansible-test-matrix")"
-  (cd "$tree" && PATH="$venv/bin:$PATH" ansible-test sanity --local --python "$python" --skip-test pylint --color no)
+  (cd "$tree" && PATH="$venv/bin:$PATH" ansible-test sanity --local --python "$python" "${skip_pylint[@]}" --color no)
 }
 
 controller_units() {
@@ -99,24 +127,40 @@ controller_units() {
   (cd "$REPO_ROOT" && PYTHONPATH="$INPLACE_COLLECTIONS" "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/unit)
 }
 
-# Sanity and unit tests under each ansible-core line of CONTROLLER_ROWS (scripts/lib.sh).
+# The module and role reference as this row's ansible-doc renders it must be docs/reference/ as
+# committed (rendered with 2.19 by the docs stage); gen_docs.py runs in the development venv.
+REFERENCE_FROM_LINE=2.19
+
+controller_reference() {
+  local venv="$1" out="$BUILD_DIR/reference-check"
+  rm -rf "$out"
+  PATH="$venv/bin:$PATH" "$VENV/bin/python" "$REPO_ROOT/scripts/gen_docs.py" \
+    --collection "$(sync_test_tree "$BUILD_DIR/docs-matrix")" --dest "$out" \
+    && diff -r "$REPO_ROOT/docs/reference" "$out"
+}
+
+# Sanity and unit tests under each ansible-core line of CONTROLLER_ROWS (scripts/lib.sh), and from
+# REFERENCE_FROM_LINE on the reference as that line renders it.
 stage_controllers() {
-  local row core python libs interpreter venv failed=0 rows=()
+  local row core python libs prerelease interpreter venv failed=0 rows=()
   for row in "${CONTROLLER_ROWS[@]}"; do
-    read -r core python libs <<<"$row"
+    read -r core python libs prerelease <<<"$row"
     local label="ansible-core $core, controller Python $python, $libs libraries"
     log "$label"
     if ! interpreter="$(find_python "$python")"; then
       rows+=("$label: no Python $python"); row_unavailable "$label: no Python $python" || failed=1
       continue
     fi
-    venv="$({ echo "ansible-core==$core.*"; echo pytest; echo hypothesis; managed_node_requirements "$libs"; } \
+    venv="$({ controller_core_requirement "$core" "$prerelease"; echo pytest; echo hypothesis; managed_node_requirements "$libs"; } \
       | ensure_build_venv "controller-$core-py$python-$libs" "$interpreter")"
     "$venv/bin/pip" list --format freeze 2>/dev/null | grep -iE '^(ansible-core|jsonschema|pyroute2)='
     ensure_offline_pip_bootstrap "$venv/bin/python"
     ROW_PARTS=()
-    run_part sanity controller_sanity "$venv" "$python" || failed=1
+    run_part sanity controller_sanity "$venv" "$python" "$core" || failed=1
     run_part units controller_units "$venv" || failed=1
+    if line_at_least "$core" "$REFERENCE_FROM_LINE"; then
+      run_part reference controller_reference "$venv" || failed=1
+    fi
     rows+=("$label: ${ROW_PARTS[*]}")
   done
   log "controller rows (ansible-core 2.19 on Python 3.11, pinned libraries: the sanity and units stages)"
@@ -212,6 +256,37 @@ stage_docs() {
     return 1
   fi
   antsibull-changelog lint
+  docs_site
+}
+
+# The collection's docs site, as antsibull-docs builds it (module and role reference, the guides
+# of docs/ as extra docs through scripts/docsite.py, the changelog, docs/docsite/links.yml), in
+# .build/docsite/build/html. antsibull-docs' linter and every Sphinx warning the collection
+# causes fail the stage; warnings about unreachable network inventories are only reported.
+# Its tools are in the development virtualenv, which has antsibull-docs and Sphinx anyway.
+docs_site() {
+  local tree site="$BUILD_DIR/docsite" repository
+  tree="$(sync_test_tree "$BUILD_DIR/docsite-collection")"
+  repository="$(sed -n 's/^repository: //p' "$REPO_ROOT/galaxy.yml")"
+  python "$REPO_ROOT/scripts/docsite.py" stage --collection "$tree" --repository "$repository"
+  (
+    export ANSIBLE_COLLECTIONS_PATH="$BUILD_DIR/docsite-collection"
+    cd "$tree"
+    antsibull-docs lint-collection-docs --plugin-docs .
+    rm -rf "$site"
+    mkdir -p "$site/rst"
+    chmod og-w "$site/rst"  # antsibull-docs wants it so
+    antsibull-docs sphinx-init --use-current --fail-on-error --dest-dir "$site" cnikit.cni >/dev/null
+    cd "$site"
+    antsibull-docs --config-file antsibull-docs.cfg collection --cleanup everything --fail-on-error \
+      --use-current --dest-dir rst cnikit.cni
+    python "$REPO_ROOT/scripts/docsite.py" site --collection "$tree" --site "$site"
+    # Its warnings go to warnings.log, sorted below; its stderr repeats them, shown if it fails.
+    sphinx-build -M html rst build -c . -q -w warnings.log 2>sphinx-stderr.log \
+      || { cat sphinx-stderr.log; return 1; }
+    python "$REPO_ROOT/scripts/docsite.py" warnings warnings.log
+    echo "docs site: $site/build/html/index.html"
+  )
 }
 
 stage_build() {
@@ -226,16 +301,11 @@ stage_build() {
   fi
   # grep reads the whole list: with -q it would stop early and tar's SIGPIPE fail the pipeline.
   tar -tzf "$tarball" | grep -x LICENSE >/dev/null || { echo "the tarball holds no LICENSE"; return 1; }
-  # ansible-builder reads meta/execution-environment.yml from the installed copy, as an EE build does.
-  local builder requirements
-  builder="$(echo ansible-builder | ensure_build_venv ansible-builder "$VENV/bin/python")"
-  requirements="$("$builder/bin/ansible-builder" introspect --sanitize "$INSTALLED_COLLECTIONS")"
-  echo "$requirements"
-  if ! grep -q "^- 'jsonschema>=.* # from collection cnikit.cni'$" <<<"$requirements" \
-    || ! grep -q "^- 'iproute2 .* # from collection cnikit.cni'$" <<<"$requirements"; then
-    echo "ansible-builder finds no Python or system requirements of cnikit.cni"
-    return 1
-  fi
+  # galaxy-importer brings the ansible-builder (and bindep) that Galaxy runs.
+  local galaxy
+  galaxy="$(echo "$GALAXY_IMPORTER" | ensure_build_venv galaxy-importer "$VENV/bin/python")"
+  galaxy_import "$galaxy" "$tarball" || return 1
+  execution_environment "$galaxy" "$tarball" || return 1
   # Every module and role is tried, so one broken DOCUMENTATION does not hide another.
   local plugin failed=0
   for plugin in "$REPO_ROOT"/plugins/modules/*.py "$REPO_ROOT"/roles/*/; do
@@ -249,6 +319,46 @@ stage_build() {
       | grep . >/dev/null || { echo "no documentation rendered for $plugin"; failed=1; }
   done
   return "$failed"
+}
+
+# What Galaxy runs on every upload.
+GALAXY_IMPORTER="galaxy-importer==0.4.44"
+
+# <venv> <tarball>: galaxy-importer with Automation Hub's settings (tests/galaxy-importer.cfg),
+# its ansible-lint pass included, locally: no container. It exits 0 after the findings it only
+# logs: an ERROR line or an ansible-lint finding (WARNING: <file>:<line>: <rule>) fails the stage;
+# its other warnings (that ignore files exist: tests/sanity's shebang entry) are shown.
+galaxy_import() {
+  local output
+  # It runs ansible-doc and ansible-lint from PATH: its own.
+  output="$(cd "$BUILD_DIR" && PATH="$1/bin:$PATH" GALAXY_IMPORTER_CONFIG="$REPO_ROOT/tests/galaxy-importer.cfg" \
+    "$1/bin/python" -m galaxy_importer.main "$2" 2>&1)" || { echo "$output"; return 1; }
+  grep -vE '^Loading ' <<<"$output"
+  if grep -qE '^ERROR|^WARNING: [^ ]+:[0-9]+: ' <<<"$output"; then
+    echo "galaxy-importer found errors (ERROR, or an ansible-lint finding), listed above"
+    return 1
+  fi
+  grep -q '^Importer processing completed successfully' <<<"$output"
+}
+
+# <venv> <tarball>: the requirements ansible-builder finds in the installed collection, per
+# platform (tests/ee/expected-requirements.yml), and the build context of an execution
+# environment holding the tarball (tests/ee/execution-environment.yml; no container is built).
+execution_environment() {
+  local venv="$1" ee="$BUILD_DIR/ee"
+  rm -rf "$ee"
+  mkdir -p "$ee/dist"
+  "$venv/bin/ansible-builder" introspect "$INSTALLED_COLLECTIONS" \
+    --write-pip "$ee/requirements.txt" --write-bindep "$ee/bindep.txt" >/dev/null
+  "$venv/bin/python" "$REPO_ROOT/tests/utils/check_ee_requirements.py" \
+    "$REPO_ROOT/tests/ee/expected-requirements.yml" "$ee/requirements.txt" "$ee/bindep.txt" || return 1
+  cp "$REPO_ROOT/tests/ee/execution-environment.yml" "$ee/"
+  cp "$2" "$ee/dist/cnikit-cni.tar.gz"
+  (cd "$ee" && "$venv/bin/ansible-builder" create --file execution-environment.yml --context context) || return 1
+  cmp -s "$2" "$ee/context/_build/collections/cnikit-cni.tar.gz" \
+    || { echo "the execution environment's build context lacks the tarball"; return 1; }
+  grep -q 'ansible-galaxy collection install' "$ee/context/Containerfile" \
+    || { echo "the Containerfile does not install the collection"; return 1; }
 }
 
 ALL_STAGES=(setup lint sanity units controllers managed_nodes integration molecule docs build)

@@ -47,6 +47,18 @@ NEEDS_ROOT = ("This module needs root on the managed node (network namespaces, /
               "/etc/cni/net.d, /opt/cni/bin): run the task with become: true.")
 
 
+def command_runner(module):
+    """``module.run_command`` as the other module_utils take a command runner: an argv list in,
+    ``(rc, stdout, stderr)`` out, in the C locale; a program that cannot be started is rc 127
+    with the reason, where run_command would fail the task."""
+    def run(argv: list) -> tuple:
+        try:
+            return module.run_command(argv, environ_update={"LC_ALL": "C"}, handle_exceptions=False)
+        except OSError as exc:
+            return 127, "", str(exc)
+    return run
+
+
 def require_libraries(module, *names: str) -> None:
     """Fail the task before it changes anything when the Python running the module lacks a
     library. The libraries are imported later, by the code that needs them (pyroute2 alone

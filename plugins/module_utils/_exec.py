@@ -66,11 +66,17 @@ def _excerpt(data: bytes) -> str:
     return text if len(text) <= OUTPUT_EXCERPT else text[:OUTPUT_EXCERPT] + "..."
 
 
+# The one place of the collection that starts a process itself, hence the one pylint
+# ansible-bad-function exception (a comment at the call, not an entry of the sanity ignore files,
+# which Automation Hub's ansible-lint rule sanity[cannot-ignore] refuses): a plugin call needs
+# stdin, an environment of its own, and a deadline the watchdog enforces on its whole process
+# group while other calls of the task run; it must also work without an AnsibleModule (the
+# engine serves module_utils and tests alike). AnsibleModule.run_command offers no timeout.
 def _spawn(path: str, env: dict) -> subprocess.Popen:
     for attempt in range(TEXT_BUSY_RETRIES + 1):
         try:
             # A session of its own, so a timeout can signal whatever the plugin forked too.
-            return subprocess.Popen(  # pylint: disable=consider-using-with
+            return subprocess.Popen(  # pylint: disable=consider-using-with,ansible-bad-function
                 [path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 env=env, close_fds=True, start_new_session=True,
             )

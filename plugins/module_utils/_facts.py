@@ -54,11 +54,12 @@ def plugin_facts(cni_path: list, timeout: float) -> tuple:
     return facts, warnings
 
 
-def network_facts(conf_dir: str, engine: Engine) -> list:
+def network_facts(conf_dir: str, engine: Engine, run_command=None) -> list:
     """Every file of ``conf_dir`` in libcni's order: the network it declares, its validation
-    against the installed plugins and the other networks, and STATUS (1.1.0 and later)."""
+    against the installed plugins and the other networks, and STATUS (1.1.0 and later).
+    ``run_command`` asks the package manager for the plugins' release (``installed_release``)."""
     loaded = load_conf_dir(conf_dir)
-    facts = [_network_fact(network, loaded, engine) for network in loaded.networks]
+    facts = [_network_fact(network, loaded, engine, run_command) for network in loaded.networks]
     facts.extend({"name": None, "file": problem.path, "cni_version": None, "plugins": [], "disable_check": None,
                   "disable_gc": None, "valid": False, "errors": [{"path": "", "message": problem.reason}],
                   "warnings": [], "status": None}
@@ -66,7 +67,7 @@ def network_facts(conf_dir: str, engine: Engine) -> list:
     return sorted(facts, key=lambda fact: libcni_order(fact["file"]))
 
 
-def _network_fact(network: NetworkList, loaded: ConfDir, engine: Engine) -> dict:
+def _network_fact(network: NetworkList, loaded: ConfDir, engine: Engine, run_command) -> dict:
     fact = {"name": network.name, "file": network.source, "cni_version": network.cni_version,
             "plugins": [p["type"] for p in network.plugins], "disable_check": network.disable_check,
             "disable_gc": network.disable_gc}
@@ -77,7 +78,7 @@ def _network_fact(network: NetworkList, loaded: ConfDir, engine: Engine) -> dict
     try:
         report = validate_network_list(dict(network.raw, plugins=network.plugins),
                                        installed_versions=engine.executor.supported_versions,
-                                       installed_release=installed_release(engine.executor.cni_path),
+                                       installed_release=installed_release(engine.executor.cni_path, run_command),
                                        other_networks=loaded.networks, source=network.source).to_dict()
     except CNIError as exc:  # a plugin binary whose VERSION call fails
         report = {"errors": [{"path": "", "message": str(exc)}], "warnings": []}

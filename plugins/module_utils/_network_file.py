@@ -19,7 +19,6 @@ import os
 import pwd
 import re
 import stat
-import subprocess
 
 from ._conflist import CONFLIST_EXTENSIONS, ENVELOPE_OPTIONS, libcni_order, load_conf_dir, render_conflist
 from ._errors import CNIError, ConfigError
@@ -87,10 +86,16 @@ def normalise(conf: dict) -> tuple:
     return data, json.loads(data)
 
 
-def installed_release(cni_path: list):
+def installed_release(cni_path: list, run_command=None):
     """``plugin type -> release`` of the binary found along ``cni_path`` (like "1.6.2"): the one
     a cnikit manifest beside it records, or the version of the distribution package that owns
-    it; None when neither says (the validator then infers what it can from VERSION)."""
+    it; None when neither says (the validator then infers what it can from VERSION).
+
+    ``run_command`` runs a program for the package query: ``argv -> (rc, stdout, stderr)``, the
+    module's ``run_command`` as ``_ansible_glue.command_runner`` hands it over. Without one the
+    package is not asked."""
+    distro_release = functools.lru_cache(maxsize=None)(lambda: _distro_release(run_command))
+
     def lookup(plugin_type: str) -> str | None:
         path = find_plugin(plugin_type, cni_path)
         directory = os.path.dirname(path)
@@ -101,28 +106,24 @@ def installed_release(cni_path: list):
             manifest = {}
         if plugin_type in manifest.get("files", {}) and isinstance(manifest.get("version"), str):
             return manifest["version"]
-        if directory == DISTRO_PACKAGE[1]:
-            return _distro_release()
+        if directory == DISTRO_PACKAGE[1] and run_command is not None:
+            return distro_release()
         return None
     return lookup
 
 
-@functools.lru_cache(maxsize=None)
-def _distro_release() -> str | None:
+def _distro_release(run_command) -> str | None:
     """The upstream version of Debian's plugin package ("1.1.1+ds1-3+b5" -> "1.1.1"), if installed."""
-    try:
-        done = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", DISTRO_PACKAGE[0]],
-                              capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    match = re.match(r"(?:\d+:)?(\d+\.\d+\.\d+)", done.stdout) if done.returncode == 0 else None
+    rc, out, _err = run_command(["dpkg-query", "-W", "-f", "${Version}", DISTRO_PACKAGE[0]])
+    match = re.match(r"(?:\d+:)?(\d+\.\d+\.\d+)", out) if rc == 0 else None
     return match.group(1) if match else None
 
 
 def validate_on_host(conf: dict, path: str, conf_dir: str, report: ValidationReport,
-                     cni_path: list | None = None, timeout: float = 60.0) -> ValidationReport:
+                     cni_path: list | None = None, timeout: float = 60.0, run_command=None) -> ValidationReport:
     """Validate ``conf`` as the file ``path`` among the other networks of ``conf_dir``; with
-    ``cni_path``, also against the plugin binaries installed there."""
+    ``cni_path``, also against the plugin binaries installed there (``run_command``: see
+    ``installed_release``)."""
     loaded = load_conf_dir(conf_dir)
     others = [n for n in loaded.networks if n.source != path]
     for problem in loaded.problems:
@@ -134,7 +135,7 @@ def validate_on_host(conf: dict, path: str, conf_dir: str, report: ValidationRep
         else:
             report.warn("", f"{problem.path} cannot be loaded: {problem.reason}")
     probe = PluginExecutor(cni_path, timeout).supported_versions if cni_path is not None else None
-    release = installed_release(cni_path) if cni_path is not None else None
+    release = installed_release(cni_path, run_command) if cni_path is not None else None
     return validate_network_list(conf, installed_versions=probe, installed_release=release, other_networks=others,
                                  source=path, report=report)
 

@@ -138,7 +138,9 @@ namespaces:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _facts
-from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec, require_libraries, warn
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import (
+    command_runner, fail_from_error, paths_argument_spec, require_libraries, warn,
+)
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 
@@ -162,7 +164,7 @@ def main():
             result["plugins"], problems = _facts.plugin_facts(params["cni_path"], params["timeout"])
             warnings.extend(problems)
         if "networks" in gather:
-            result["networks"] = _facts.network_facts(params["conf_dir"], engine)
+            result["networks"] = _facts.network_facts(params["conf_dir"], engine, command_runner(module))
         if "attachments" in gather:
             result["attachments"], problems = _facts.attachment_facts(engine)
             warnings.extend(problems)

@@ -211,13 +211,21 @@ EXAMPLES = r"""
 
 RETURN = r"""
 ansible_facts:
-  description: In check mode, the conflist that would be written, for M(cnikit.cni.cni_attach)'s prediction.
+  description:
+    - In check mode, the conflist that would be written, for M(cnikit.cni.cni_attach)'s prediction.
+    - One fact named after the network, C(cnikit_cni_planned_network_<name>) (a key that depends on O(name), so it
+      is described here rather than listed), holding C(conf_dir) and C(config), the conflist as it would be
+      written.
   returned: in check mode, when the file would be rewritten
   type: dict
-  contains:
-    cnikit_cni_planned_network_<name>:
-      description: C(conf_dir) and C(config), the conflist as it would be written.
-      type: dict
+  sample:
+    cnikit_cni_planned_network_web:
+      conf_dir: /etc/cni/net.d
+      config:
+        cniVersion: 1.0.0
+        name: web
+        plugins:
+          - type: loopback
 path:
   description: The file the network is written to (or, with O(state=absent), would be).
   returned: always
@@ -274,7 +282,9 @@ backup_files:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _network_file as netfile
-from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec, require_libraries, warn
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import (
+    command_runner, fail_from_error, paths_argument_spec, require_libraries, warn,
+)
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import ENVELOPE_OPTIONS
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 from ansible_collections.cnikit.cni.plugins.module_utils._exec import find_plugin
@@ -294,7 +304,8 @@ def present(module, params, path: str, result: dict) -> None:
     conf = coerce_scalars(conf)
     if params["validate"] != "none":
         cni_path = _probed_path(module, params, conf)
-        netfile.validate_on_host(conf, path, params["conf_dir"], report, cni_path, params["timeout"])
+        netfile.validate_on_host(conf, path, params["conf_dir"], report, cni_path, params["timeout"],
+                                 command_runner(module))
     data, result["config"] = netfile.normalise(conf)
     _report(module, report, params["name"], params["validate"], not params["validate_only"], result)
     if params["validate_only"]:

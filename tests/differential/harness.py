@@ -197,7 +197,7 @@ def _move_addresses(node, addresses):
 def validate(conf) -> list:
     """The validator's errors, as a user gets them on this host (binary checks on)."""
     report = validate_network_list(conf, installed_versions=PluginExecutor([PLUGIN_DIR], 30).supported_versions,
-                                   installed_release=installed_release([PLUGIN_DIR]))
+                                   installed_release=installed_release([PLUGIN_DIR], releases.run_command))
     return [str(f) for f in report.errors]
 
 

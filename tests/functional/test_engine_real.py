@@ -206,7 +206,7 @@ def test_validation_knows_the_release_of_binaries_that_print_none():
     """Debian's builds say "version unknown": validation takes the release from the install
     manifest (1.9.1, installed by cni_plugin_install) or the package version (1.1.1)."""
     assert "version unknown" in run(f"{PLUGIN_DIR}/bridge", "--version", check=False).stderr
-    assert installed_release([PLUGIN_DIR])("bridge") == releases.PLUGIN_RELEASE
+    assert installed_release([PLUGIN_DIR], releases.run_command)("bridge") == releases.PLUGIN_RELEASE
 
 
 # -- GC and STATUS (cniVersion 1.1.0) ----------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 RELEASES = Path(__file__).resolve().parents[2] / ".build" / "releases"
@@ -64,3 +65,10 @@ def plugin_dirs() -> dict:
     described = (json.loads(path.read_text()) for path in RELEASES.glob("plugins-*.json"))
     pairs = ((d["cnit_plugin_release"], d["cnit_plugin_dir"]) for d in described)
     return dict(sorted(pairs, key=lambda pair: _version(pair[0])))
+
+
+def run_command(argv: list) -> tuple:
+    """A module's ``run_command`` as ``_ansible_glue.command_runner`` hands it to the release
+    lookup (``_network_file.installed_release``), which asks the package manager with it."""
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    return done.returncode, done.stdout, done.stderr

@@ -84,3 +84,22 @@ def test_without_root_other_errors_get_no_hint(monkeypatch):
     assert result["error"] == {"path": "name", "value": ""}
     assert failure(glue.fail_from_error, FileNotFoundError(errno.ENOENT, "No such file"))["msg"] == \
         "[Errno 2] No such file"
+
+
+def real_module():
+    """An AnsibleModule with no options, as a module's main() makes it."""
+    from ansible.module_utils.basic import AnsibleModule  # pylint: disable=import-outside-toplevel
+    from module_harness import patch_module_args  # pylint: disable=import-outside-toplevel
+    with patch_module_args({}):
+        return AnsibleModule(argument_spec={})
+
+
+def test_command_runner_is_run_command_in_the_c_locale():
+    rc, out, err = glue.command_runner(real_module())(["sh", "-c", 'echo "$LC_ALL"; echo oops >&2; exit 3'])
+    assert (rc, out, err) == (3, "C\n", "oops\n")
+
+
+def test_command_runner_reports_a_program_that_cannot_start_instead_of_failing_the_task():
+    rc, out, err = glue.command_runner(real_module())(["/nonexistent/cnit-no-such-program"])
+    assert (rc, out) == (127, "")
+    assert "No such file or directory" in err

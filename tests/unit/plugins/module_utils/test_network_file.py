@@ -198,3 +198,19 @@ def test_unsafe_writes_do_not_hide_other_errors(tmp_path, monkeypatch):
     with pytest.raises(OSError) as raised:
         netfile.write_file(str(path), b"new", 0o644, None, None, unsafe_writes=True)
     assert raised.value.errno == errno.ENOSPC and path.read_text() == "old"
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(netfile.DISTRO_PACKAGE[1], "bridge")),
+                    reason="needs the distro's CNI plugins in /usr/lib/cni")
+def test_installed_release_of_the_distro_binaries_asks_the_package_manager_once_through_the_runner():
+    calls = []
+
+    def run_command(argv):
+        calls.append(argv)
+        return 0, "1.1.1+ds1-3+b5", ""
+
+    lookup = netfile.installed_release([netfile.DISTRO_PACKAGE[1]], run_command)
+    assert (lookup("bridge"), lookup("host-local")) == ("1.1.1", "1.1.1")
+    assert calls == [["dpkg-query", "-W", "-f", "${Version}", "containernetworking-plugins"]]
+    assert netfile.installed_release([netfile.DISTRO_PACKAGE[1]], lambda argv: (1, "", "not installed"))("bridge") is None
+    assert netfile.installed_release([netfile.DISTRO_PACKAGE[1]])("bridge") is None

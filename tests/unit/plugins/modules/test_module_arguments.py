@@ -190,7 +190,10 @@ def test_cni_plugin_install_keeps_the_password_out_of_a_failure(run_module):
     result = run_module(cni_plugin_install, url="https://u:cnit-rf-secret@127.0.0.1/x.tgz", src="/x",
                         url_password="cnit-rf-other-secret")
     assert result["failed"] and "mutually exclusive" in result["msg"]
-    assert "cnit-rf-other-secret" not in str(result)
+    # ansible-core 2.22 hands the no_log values to the controller in _ansible_new_secrets, which
+    # the controller takes out of the result and masks everywhere: users see the other keys.
+    shown = {key: value for key, value in result.items() if key != "_ansible_new_secrets"}
+    assert "cnit-rf-other-secret" not in str(shown)
 
 
 def test_cni_plugin_install_needs_a_dest(run_module):
