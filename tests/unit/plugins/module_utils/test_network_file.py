@@ -198,3 +198,16 @@ def test_unsafe_writes_do_not_hide_other_errors(tmp_path, monkeypatch):
     with pytest.raises(OSError) as raised:
         netfile.write_file(str(path), b"new", 0o644, None, None, unsafe_writes=True)
     assert raised.value.errno == errno.ENOSPC and path.read_text() == "old"
+
+
+def test_a_list_without_plugins_needs_drop_in_files_libcni_can_load(tmp_path):
+    conf = {"cniVersion": "1.0.0", "name": "web"}
+    own = str(tmp_path / "10-web.conflist")
+    report = netfile.validate_on_host(conf, own, str(tmp_path), ValidationReport())
+    assert [f.path for f in report.errors] == ["plugins"]
+    assert str(tmp_path / "web") in report.errors[0].message
+
+    (tmp_path / "web").mkdir()
+    (tmp_path / "web" / "10-lo.conf").write_text(json.dumps(LOOPBACK[0]))
+    report = netfile.validate_on_host(conf, own, str(tmp_path), ValidationReport())
+    assert report.errors == [] and [f.path for f in report.warnings] == ["plugins"]
