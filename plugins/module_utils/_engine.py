@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import _cache
-from ._conflist import NetworkList, parse_network_list
+from ._conflist import NetworkList, as_libcni_passes, parse_network_list
 from ._errors import CNIError, DeleteError, OperationError, PluginError
 from ._exec import DEFAULT_TIMEOUT, PluginExecutor
 from ._identifiers import AttachmentKey, canonical_netns, check_container_id, check_ifname, check_network_name, cni_args_string
@@ -170,7 +170,7 @@ class Engine:
             enabled = plugin.get("capabilities") or {}
             runtime = {cap: value for cap, value in attachment.capability_args.items() if enabled.get(cap) is True}
             if runtime:
-                request["runtimeConfig"] = runtime
+                request["runtimeConfig"] = as_libcni_passes(runtime)
         request.update(extra or {})
         # Sorted keys, as libcni's map round-trip sends them.
         return json.dumps(request, sort_keys=True).encode()

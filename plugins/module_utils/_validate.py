@@ -27,7 +27,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from ._conflist import ENVELOPE_ORDER, FLAG_KEYS, libcni_order
+from ._conflist import ENVELOPE_ORDER, FLAG_KEYS, as_libcni_passes, libcni_order
 from ._errors import CNIError, ConfigError
 from ._identifiers import check_network_name
 from ._plugin_rules.registry import IPAM, PLUGINS
@@ -208,7 +208,8 @@ def _describe(error) -> tuple:
         expected = error.validator_value
         word = _TYPE_WORDS.get(expected, expected)
         if expected == "integer" and isinstance(value, float):
-            return None, f"must be {word}; Go rejects a number with a fraction or exponent like {value!r}"
+            return None, (f"must be {word}; the plugin rejects a number with a fraction, or one too large for Go "
+                          f"to write without an exponent, like {value!r}")
         return None, f"must be {word}"
     if kind == "required":
         missing = next((k for k in error.validator_value if k not in value), None)
@@ -655,6 +656,8 @@ def validate_network_list(conf, *, installed_versions=None, installed_release=No
     if not isinstance(conf, dict):
         report.error("", "the network configuration must be a JSON object", conf)
         return report
+    if isinstance(conf.get("plugins"), list):
+        conf = dict(conf, plugins=as_libcni_passes(conf["plugins"]))  # what each plugin receives
     _check_envelope(conf, report)
     releases = {}
     if installed_versions is not None:
