@@ -204,7 +204,7 @@ class Engine:
                 if errors:
                     raise OperationError(f"cannot clean up an interrupted ADD of network {network.name}",
                                          errors[0], errors[1:])
-            self._refuse_taken_ifname(network.name, attachment)
+            self.refuse_taken_ifname(network, attachment)
             _cache.mark_pending(self.cache_dir, key)
             result = None
             try:
@@ -224,8 +224,15 @@ class Engine:
             _cache.clear_pending(self.cache_dir, key)
         return final
 
-    def _refuse_taken_ifname(self, network_name: str, attachment: Attachment) -> None:
+    def refuse_taken_ifname(self, network: NetworkList, attachment: Attachment) -> None:
+        """InterfaceInUseError when ``attachment.ifname`` already exists in the namespace, unless
+        the list's first plugin configures an existing interface (loopback, on the ``lo`` every
+        namespace has) rather than creating one."""
         if not interface_exists(attachment.netns, attachment.ifname):
+            return
+        # Only once the name is taken: the registry is not imported on the common path.
+        from ._plugin_rules.registry import configures_existing_interface  # pylint: disable=import-outside-toplevel
+        if configures_existing_interface(network.plugins[0]["type"]):
             return
         netns = canonical_netns(attachment.netns)
         entries, _problems = _cache.list_entries(self.cache_dir)
@@ -233,7 +240,7 @@ class Engine:
                   if e.ifname == attachment.ifname and canonical_netns(e.effective_netns) == netns]
         owner = f"it belongs to {', '.join(owners)}" if owners else "no cached attachment names it"
         raise InterfaceInUseError(
-            f"cannot attach network {network_name}: interface {attachment.ifname} already exists in network "
+            f"cannot attach network {network.name}: interface {attachment.ifname} already exists in network "
             f"namespace {attachment.netns} ({owner}); nothing was changed. Choose another ifname, or detach "
             "what holds it first")
 

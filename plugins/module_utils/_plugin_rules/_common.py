@@ -210,6 +210,7 @@ class PluginRules:
     min_spec: str | None = None  # lowest CNI version the plugin accepts
     chained: bool = False  # needs a previous plugin's result on ADD
     creates_interface: bool = False  # creates CNI_IFNAME in the container
+    configures_existing_interface: bool = False  # CNI_IFNAME must already exist (loopback's lo)
 
 
 # --- rules several plugins share -----------------------------------------------------------------

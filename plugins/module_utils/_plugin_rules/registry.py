@@ -26,3 +26,10 @@ IPAM = {"host-local": host_local.RULES, "static": static.RULES, "dhcp": dhcp.RUL
 
 PLUGIN_SCHEMAS = {name: rules.schema for name, rules in PLUGINS.items()}
 IPAM_SCHEMAS = {name: rules.schema for name, rules in IPAM.items()}
+
+
+def configures_existing_interface(plugin_type: str) -> bool:
+    """Whether a plugin of this type configures the interface CNI_IFNAME names instead of
+    creating it, so that the name being taken in the namespace is its precondition."""
+    rules = PLUGINS.get(plugin_type)
+    return rules is not None and rules.configures_existing_interface
