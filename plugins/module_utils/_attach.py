@@ -129,6 +129,8 @@ def _converge_present(engine: Engine, desired: Desired, check_mode: bool) -> Out
         action = REPAIRED
     previous_ips = summarise(entry.result)["ips"] if entry is not None and entry.result else []
     if check_mode:
+        if action == ADDED:
+            engine.refuse_taken_ifname(network, desired.attachment)  # as the ADD will
         return Outcome(action, warnings=warnings, previous_ips=previous_ips)
     if action == REPLACED:
         engine.delete(engine.cached_network(entry), Attachment.from_cache(entry))

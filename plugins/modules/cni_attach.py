@@ -21,7 +21,8 @@ description:
   - A failed ADD is rolled back with a DEL of the whole plugin list, so it leaves nothing behind.
   - Before an ADD, the interface name must be free in the namespace; an interface already there (another
     network's, or the container runtime's own) is refused with an error and nothing changes, so neither the ADD
-    nor its rollback can remove someone else's interface.
+    nor its rollback can remove someone else's interface. A plugin that configures an existing interface
+    instead of creating one (loopback with O(ifname=lo), as containerd and CRI-O attach it) is not refused.
   - A repair or replacement asks host-local IPAM for the addresses the attachment had, so a workload keeps its
     address where the IPAM can give it back; RV(address_changed) says when it could not.
   - An attachment found at the declared key that another runtime (podman, containerd, CRI-O, C(cnitool)) cached,
@@ -49,6 +50,8 @@ attributes:
     support: full
     details:
       - Predicts the RV(action) without running ADD or DEL. CHECK, which changes nothing, still runs.
+      - What the real run would refuse fails in check mode too, with the same error: an interface name already
+        taken in the namespace, an attachment another runtime made that differs or fails CHECK.
       - A network that a M(cnikit.cni.cni_network) task earlier in the play would have changed is predicted against
         the conflist that task would have written (it records it as a host fact in check mode), so a changed
         network predicts V(replaced).
