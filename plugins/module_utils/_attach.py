@@ -86,7 +86,16 @@ def _matches(entry: _cache.CacheEntry, network: NetworkList, attachment: Attachm
         return False
     return (cached_config == network.raw
             and canonical_netns(entry.effective_netns) == canonical_netns(attachment.netns)
-            and entry.cni_args == attachment.cni_args and entry.capability_args == attachment.capability_args)
+            and _same_args(entry.cni_args, attachment.cni_args) and entry.capability_args == attachment.capability_args)
+
+
+def _same_args(cached: list, declared: list) -> bool:
+    """CNI_ARGS compared as a mapping: containerd caches them in Go's random map order. (Sorted
+    pairs, so that a key given twice still counts.)"""
+    try:
+        return sorted(map(tuple, cached)) == sorted(map(tuple, declared))
+    except TypeError:  # a foreign entry with pairs that are not lists of strings
+        return cached == declared
 
 
 def _health(engine: Engine, network: NetworkList, desired: Desired, entry: _cache.CacheEntry,

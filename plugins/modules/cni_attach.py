@@ -90,6 +90,8 @@ options:
     description:
       - C(CNI_ARGS) for the plugins, as a mapping, a list of C([key, value]) pairs or a C(K=V;K2=V2) string.
         Keys and values must not contain C(;) or C(=).
+      - Compared with a cached attachment's arguments as a mapping, whatever their order (containerd caches them
+        in random order).
     type: raw
   capability_args:
     description:
