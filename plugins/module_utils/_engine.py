@@ -431,9 +431,11 @@ class Engine:
         """Under the network's GC lock: DEL every cached attachment neither in
         ``valid_attachments`` nor accepted by ``keep``, with the network and version
         ``network_of(entry)`` gives, into ``report``. Returns the valid set as GC sends it."""
-        entries, _problems = _cache.list_entries(self.cache_dir, network_name)
+        entries, problems = _cache.list_entries(self.cache_dir, network_name)
         kept = [(e.container_id, e.ifname) for e in entries if keep is not None and keep(e)]
-        valid_keys = dict.fromkeys(list(valid_attachments) + kept)  # ordered, once each
+        # A file nobody can read may be a live container's (a runtime crashed writing it): valid.
+        unreadable = [pair for problem in problems for pair in problem.keys(network_name)]
+        valid_keys = dict.fromkeys(list(valid_attachments) + kept + unreadable)  # ordered, once each
         valid = [{"containerID": cid, "ifname": ifname} for cid, ifname in valid_keys]
         for entry in entries:
             if (entry.container_id, entry.ifname) in valid_keys:

@@ -106,6 +106,15 @@ def left_alone(engine: Engine, network_name: str) -> list:
     return [dict(e.identity(), netns_exists=is_live(e.effective_netns)) for e in entries if not e.managed]
 
 
+def unusable_entries(engine: Engine, network_name: str) -> list:
+    """The cache files of the network that cannot be read (a runtime crashed writing one), by the
+    keys their file name may stand for: GC never collects them and sends those keys as valid."""
+    _entries, problems = engine.cached_attachments(network_name)
+    return [{"network": network_name, "file": problem.path, "reason": problem.reason,
+             "keys": [{"container_id": cid, "ifname": ifname} for cid, ifname in problem.keys(network_name)]}
+            for problem in problems if problem.keys(network_name)]
+
+
 def foreign_left_out(engine: Engine, network_name: str, valid: list | None) -> list:
     """The live attachments of another runtime that an explicit ``valid`` list leaves out: GC
     leaves them alone, and the user is told, since the list may have been meant to name them."""

@@ -29,6 +29,9 @@ description:
     rather than this collection, is verified and otherwise left alone; if it differs from the declaration or fails
     CHECK, the task fails instead of repairing or replacing it. O(state=absent) does detach it, with the
     configuration, namespace and arguments its runtime cached.
+  - A cache entry at the declared key that cannot be read (empty, or cut short by a runtime that crashed while
+    writing it) or that is in libcni's legacy format is never taken for this collection's: the task fails naming
+    the key and the file, in check mode too, and nothing changes. O(state=absent) detaches it.
   - CHECK failures that are known defects of released plugins (portmap's IPv6 check up to v1.1.x, tuning's IFNAME
     sysctls before v1.3.0, the bridge plugin comparing a bridge MAC that moves as ports join) are tolerated and
     warned about once per attachment, not repaired.

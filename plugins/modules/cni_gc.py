@@ -135,6 +135,20 @@ left_alone:
   sample:
     - {network: podman, container_id: 4f1c0e..., ifname: eth0, netns: /run/netns/netns-5d7e, netns_exists: true,
        managed: false}
+unusable_entries:
+  description:
+    - The cache files of the networks examined that cannot be read (empty, or cut short when a runtime crashed
+      while writing them), each with C(network), C(file), C(reason) and C(keys), the C(container_id) and C(ifname)
+      pairs its file name C(<network>-<container ID>-<ifname>) can stand for (both may hold C(-), so there may
+      be several).
+    - They may belong to running containers, so GC never collects them, and lists their keys as valid in the
+      C(GC) requests sent to the plugins. A warning names each one.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {network: podman, file: /var/lib/cni/results/podman-4f1c0e-eth0, reason: the file is empty,
+       keys: [{container_id: 4f1c0e, ifname: eth0}]}
 skipped_networks:
   description:
     - Names of the networks skipped because they set C(disableGC).
@@ -162,6 +176,10 @@ def _examine(module: AnsibleModule, engine, network_name: str, valid: list | Non
     """Note another runtime's attachments of the network, warning of the live ones that an
     explicit ``valid_attachments`` leaves out, before anything is collected."""
     result["left_alone"].extend(_gc.left_alone(engine, network_name))
+    for item in _gc.unusable_entries(engine, network_name):
+        result["unusable_entries"].append(item)
+        module.warn(f"network {network_name}: cannot read the cache entry {item['file']} ({item['reason']}); it is "
+                    "left alone and sent to the plugins' GC as valid, since it may be a running container's")
     for item in _gc.foreign_left_out(engine, network_name, valid):
         module.warn(f"network {network_name}: valid_attachments leaves out container ID {item['container_id']} "
                     f"({item['ifname']} in {item['netns'] or 'an unnamed namespace'}), which another runtime made "
@@ -181,7 +199,7 @@ def main():
     params = module.params
     engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
     result = {"changed": False, "collected": [], "errors": [], "skipped_networks": [], "orphaned_networks": [],
-              "left_alone": []}
+              "left_alone": [], "unusable_entries": []}
     try:
         valid = None
         if params["valid_attachments"] is not None:
