@@ -14,13 +14,9 @@ namespace, so that neither the ADD nor its rollback touches an interface someone
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
-import os
-import re
 from dataclasses import dataclass, field
-from typing import Callable
 
 from . import _cache
 from ._conflist import NetworkList, as_libcni_passes, parse_network_list
@@ -33,56 +29,6 @@ from ._result import ResultError, convert, family, supports
 CHECK_MIN_VERSION = "0.4.0"
 GC_STATUS_MIN_VERSION = "1.1.0"
 STATUS_CODES = {50: "not ready", 51: "degraded"}
-
-
-@dataclass(frozen=True)
-class KnownCheckDefect:
-    """A CHECK failure that is a defect of released plugins, not of the attachment: matching
-    errors are tolerated and reported, never repaired. Where the plugin stops at the defect
-    before checking the rest, ``refresh`` gives the prevResult to run CHECK with again, so that
-    the rest is still checked (None: the defect cannot be worked around, the error stands)."""
-
-    name: str
-    plugin: str
-    message: re.Pattern
-    explanation: str
-    refresh: Callable[[re.Match, dict], dict | None] | None = None
-
-    def match(self, error: PluginError) -> re.Match | None:
-        return self.message.search(error.msg) if error.plugin == self.plugin else None
-
-
-def _with_current_bridge_mac(match: re.Match, prev_result: dict) -> dict | None:
-    """The result with the bridge's MAC as it is now, read from sysfs; None if it is gone."""
-    bridge = match.group("bridge")
-    try:
-        with open(os.path.join(SYSFS_NET, bridge, "address"), encoding="ascii") as handle:
-            mac = handle.read().strip()
-    except OSError:
-        return None
-    refreshed = copy.deepcopy(prev_result)
-    for interface in refreshed.get("interfaces") or []:
-        if isinstance(interface, dict) and interface.get("name") == bridge and not interface.get("sandbox"):
-            interface["mac"] = mac
-    return refreshed
-
-
-SYSFS_NET = "/sys/class/net"
-KNOWN_CHECK_DEFECTS = (
-    KnownCheckDefect(
-        "portmap-ipv6-check", "portmap", re.compile("could not check ipv6 dnat"),
-        "portmap up to v1.1.x checks IPv6 rules it never created (containernetworking/plugins#819)"),
-    KnownCheckDefect(
-        "tuning-ifname-sysctl", "tuning", re.compile("/IFNAME/"),
-        "tuning before v1.3.0 does not put the interface name into IFNAME sysctl keys during CHECK "
-        "(containernetworking/plugins#885)"),
-    KnownCheckDefect(
-        "bridge-mac-moved", "bridge", re.compile(r"^Bridge interface (?P<bridge>[^/\s]+) Mac doesn't match"),
-        "a Linux bridge without a fixed MAC takes the lowest MAC of its ports, so it changes as other "
-        "attachments join and leave, and the bridge plugin compares it with the MAC at ADD; the rest of "
-        "the bridge plugin's CHECK passed with the bridge's current MAC",
-        refresh=_with_current_bridge_mac),
-)
 
 
 class CheckNotAvailable(CNIError):
@@ -356,8 +302,10 @@ class Engine:
             return
         except PluginError as exc:
             error = exc
-        for defect in KNOWN_CHECK_DEFECTS:
-            match = defect.match(error)
+        # Only once a CHECK failed: the registry is not imported on the common path.
+        from ._plugin_rules.registry import check_defects  # pylint: disable=import-outside-toplevel
+        for defect in check_defects(plugin["type"]):
+            match = defect.match(error.msg)
             if match is None:
                 continue
             if defect.refresh is not None:

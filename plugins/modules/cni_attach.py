@@ -33,8 +33,9 @@ description:
     writing it) or that is in libcni's legacy format is never taken for this collection's: the task fails naming
     the key and the file, in check mode too, and nothing changes. O(state=absent) detaches it.
   - CHECK failures that are known defects of released plugins (portmap's IPv6 check up to v1.1.x, tuning's IFNAME
-    sysctls before v1.3.0, the bridge plugin comparing a bridge MAC that moves as ports join) are tolerated and
-    warned about once per attachment, not repaired.
+    sysctls before v1.3.0, the bridge plugin comparing a bridge MAC that moves as ports join, and before v1.3.0
+    looking for a route without C(gw) as a route without a gateway) are tolerated and warned about once per
+    attachment, not repaired.
   - Many attachments are converged in one task with O(attachments), several at a time.
 author:
   - cnikit maintainers (@cnikit)

@@ -200,6 +200,24 @@ def release_name(release: str) -> str:
 
 
 @dataclass(frozen=True)
+class KnownCheckDefect:
+    """A CHECK failure that is a defect of released plugins, not of the attachment: the engine
+    tolerates and reports a matching error of this plugin, never repairs it. Where the plugin
+    stops at the defect before checking the rest, ``refresh`` gives the prevResult to run CHECK
+    with again, so that the rest is still checked (None: the error stands). ``fixed_in``: the
+    first release without the defect (None while every release has it)."""
+
+    name: str
+    message: re.Pattern
+    explanation: str
+    refresh: object = None  # refresh(match, prevResult) -> prevResult or None
+    fixed_in: str | None = None
+
+    def match(self, message: str):
+        return self.message.search(message)
+
+
+@dataclass(frozen=True)
 class PluginRules:
     """Everything the validator knows about one plugin type, in the plugin's own file."""
 
@@ -211,6 +229,7 @@ class PluginRules:
     chained: bool = False  # needs a previous plugin's result on ADD
     creates_interface: bool = False  # creates CNI_IFNAME in the container
     configures_existing_interface: bool = False  # CNI_IFNAME must already exist (loopback's lo)
+    check_defects: tuple = ()  # KnownCheckDefect of released versions of the plugin
 
 
 # --- rules several plugins share -----------------------------------------------------------------

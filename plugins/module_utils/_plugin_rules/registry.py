@@ -33,3 +33,9 @@ def configures_existing_interface(plugin_type: str) -> bool:
     creating it, so that the name being taken in the namespace is its precondition."""
     rules = PLUGINS.get(plugin_type)
     return rules is not None and rules.configures_existing_interface
+
+
+def check_defects(plugin_type: str) -> tuple:
+    """The known CHECK defects of released versions of a plugin type (KnownCheckDefect)."""
+    rules = PLUGINS.get(plugin_type)
+    return rules.check_defects if rules is not None else ()
