@@ -67,10 +67,12 @@ def gc_networks(conf_dir: str, name: str | None) -> tuple:
 
 
 def orphaned_networks(engine: Engine, declared: set) -> list:
-    """Names of the networks that have cached attachments but are not in ``declared`` (the
-    names conf_dir declares): removed from conf_dir while something was attached."""
+    """Names of the networks that have attachments this collection made but are not in
+    ``declared`` (the names conf_dir declares): removed from conf_dir while something was
+    attached. A network only other runtimes cached is theirs, often one no file ever declared
+    (containerd's built-in ``cni-loopback``): GC would never collect from it, so it is not named."""
     entries, _problems = engine.cached_attachments()
-    return sorted({entry.network for entry in entries} - declared)
+    return sorted({entry.network for entry in entries if entry.managed} - declared)
 
 
 def gc_plan(engine: Engine, network: NetworkList, valid: list | None) -> list:

@@ -50,8 +50,8 @@ options:
       - Name of the network to collect, loaded from O(conf_dir) in libcni's order (the first file that declares it
         wins).
       - When omitted, every network of O(conf_dir) is collected (files that cannot be loaded are reported as
-        warnings), and so is every network that no file of O(conf_dir) declares any more but that still has cached
-        attachments (RV(orphaned_networks)). Of those, the attachments whose namespace is gone are DELeted with
+        warnings), and so is every network that no file of O(conf_dir) declares any more but that still has
+        attachments this collection made (RV(orphaned_networks)). Of those, the attachments whose namespace is gone are DELeted with
         the configuration cached at their ADD, unless O(valid_attachments) lists them or that configuration sets
         C(disableGC); no C(GC) is sent to their plugins. O(valid_attachments) does not make a live attachment of
         such a network stale, since another runtime sharing O(cache_dir) may own it. A network whose file cannot be
@@ -120,6 +120,9 @@ orphaned_networks:
   description:
     - Names of the networks collected from their cache entries alone, because no file of O(conf_dir) declares them
       any more. Only when O(network) is omitted.
+    - Only networks with attachments this collection made: a network that only other runtimes cached (such as
+      containerd's built-in C(cni-loopback), which no file ever declares) is theirs, is never collected from, and
+      is not listed here nor in RV(left_alone); M(cnikit.cni.cni_info) lists its attachments.
   returned: always
   type: list
   elements: str
