@@ -244,6 +244,13 @@ def check_mtu(plugin: dict, ctx: Context, key: str = "mtu") -> None:
         ctx.error([key], f"is below {MIN_MTU}, the smallest MTU the kernel sets on such a device", mtu)
 
 
+def check_masq_backend(plugin: dict, ctx: Context) -> None:
+    """bridge and ptp read ``ipMasqBackend`` only while ``ipMasq`` is true (the schema checks
+    its value only then)."""
+    if "ipMasqBackend" in plugin and plugin.get("ipMasq") is not True:
+        ctx.warn(["ipMasqBackend"], "has no effect while ipMasq is off: the plugin ignores it then")
+
+
 def check_master_mtu(plugin: dict, ctx: Context) -> None:
     """On the host, an MTU above the master's: the plugins (macvlan, vlan) or the kernel
     (ipvlan) refuse it."""

@@ -13,15 +13,15 @@ import ipaddress
 import os
 import re
 
-from .._schemas import DEFS, VLAN_ID, not_both_true, plugin_schema
-from ._common import KnownCheckDefect, PluginRules, check_mtu, is_int, list_of, map_of, parse_cidr
+from .._schemas import DEFS, VLAN_ID, not_both_true, only_while_true, plugin_schema
+from ._common import KnownCheckDefect, PluginRules, check_masq_backend, check_mtu, is_int, list_of, map_of, parse_cidr
 
 TRUNK_ID = {"type": "integer"}  # 1..4094, checked with the release that reads vlanTrunk
 
 SCHEMA = plugin_schema(
     {
         "bridge": DEFS["ifname"], "isGateway": DEFS["bool"], "isDefaultGateway": DEFS["bool"],
-        "forceAddress": DEFS["bool"], "ipMasq": DEFS["bool"], "ipMasqBackend": DEFS["backend_ip"],
+        "forceAddress": DEFS["bool"], "ipMasq": DEFS["bool"], "ipMasqBackend": DEFS["string"],
         "mtu": DEFS["uint"], "hairpinMode": DEFS["bool"], "promiscMode": DEFS["bool"],
         "vlan": VLAN_ID,
         "vlanTrunk": {"type": "array", "items": {
@@ -30,6 +30,7 @@ SCHEMA = plugin_schema(
         "disableContainerInterface": DEFS["bool"], "portIsolation": DEFS["bool"],
     },
     not_both_true("hairpinMode", "promiscMode", "cannot set hairpinMode and promiscMode at the same time"),
+    only_while_true("ipMasq", "ipMasqBackend", DEFS["backend_ip"]),
 )
 
 
@@ -113,6 +114,7 @@ def check(plugin: dict, ctx) -> None:
     if plugin.get("ipMasq") is True and not ipam_type:
         ctx.warn(["ipMasq"], "has no effect without an IPAM section with a type")
     check_mtu(plugin, ctx)
+    check_masq_backend(plugin, ctx)
     _check_routes_without_gw(plugin, ctx)
 
 

@@ -8,17 +8,19 @@
 
 from __future__ import annotations
 
-from .._schemas import DEFS, plugin_schema, requires_ipam_type
-from ._common import PluginRules, check_mtu, list_of, map_of
+from .._schemas import DEFS, only_while_true, plugin_schema, requires_ipam_type
+from ._common import PluginRules, check_masq_backend, check_mtu, list_of, map_of
 
 SCHEMA = plugin_schema(
-    {"ipMasq": DEFS["bool"], "ipMasqBackend": DEFS["backend_ip"], "mtu": DEFS["uint"]},
+    {"ipMasq": DEFS["bool"], "ipMasqBackend": DEFS["string"], "mtu": DEFS["uint"]},
     requires_ipam_type("ptp"),
+    only_while_true("ipMasq", "ipMasqBackend", DEFS["backend_ip"]),
 )
 
 
 def check(plugin: dict, ctx) -> None:
     check_mtu(plugin, ctx)
+    check_masq_backend(plugin, ctx)
     ipam = map_of(plugin.get("ipam"))
     if ipam.get("type") != "static":
         return

@@ -481,7 +481,9 @@ def test_ip_masq_backend_is_not_checked_while_ip_masq_is_off():
             assert report.errors == []
             assert [f.message for f in report.warnings if f.path == "plugins[0].ipMasqBackend"] == [
                 "has no effect while ipMasq is off: the plugin ignores it then"]
-    assert "plugins[0].ipMasqBackend" in error_paths(net(dict(BRIDGE_HL, ipMasq=True, ipMasqBackend="nft")))
+    current = installed({"bridge": CURRENT, "host-local": CURRENT})
+    assert "plugins[0].ipMasqBackend" in error_paths(net(dict(BRIDGE_HL, ipMasq=True, ipMasqBackend="nft")),
+                                                     installed_versions=current)
 
 
 def test_cni_versions_without_cni_version_run_at_the_highest_libcni_supports():
