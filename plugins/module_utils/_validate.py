@@ -340,11 +340,11 @@ def _check_envelope(conf: dict, report: ValidationReport) -> None:
             check_network_name(name)
         except ConfigError as exc:
             report.error("name", exc.message, name)
+    versions = conf.get("cniVersions")
     if "cniVersion" in conf:
         _check_version_string(conf["cniVersion"], "cniVersion", report)
-    else:
+    elif not versions:  # with cniVersions, libcni runs the list at the highest of them
         report.warn("cniVersion", "is not set: plugins then read the configuration as version 0.1.0")
-    versions = conf.get("cniVersions")
     if versions is not None:
         if not isinstance(versions, list) or not versions:
             report.error("cniVersions", "must be a non-empty list of version strings", versions)
