@@ -24,6 +24,7 @@ def check(plugin: dict, ctx) -> None:
     ipam = map_of(plugin.get("ipam"))
     if ipam.get("type") != "static":
         return
+    _check_runtime_ips(plugin, ipam, ctx)
     # ptp puts each address's gateway on the host end; a nil gateway fails the ADD.
     for index, entry in enumerate(list_of(ipam.get("addresses"))):
         if isinstance(entry, dict) and "address" in entry and "gateway" not in entry:
@@ -32,3 +33,16 @@ def check(plugin: dict, ctx) -> None:
 
 
 RULES = PluginRules(SCHEMA, check, creates_interface=True, since={"ipMasqBackend": "1.6.0"})
+
+
+def _check_runtime_ips(plugin: dict, ipam: dict, ctx) -> None:
+    """Addresses the runtime passes through the ``ips`` capability replace static's
+    ``addresses`` and carry no gateway, which ptp needs for each address."""
+    if map_of(plugin.get("capabilities")).get("ips") is not True:
+        return
+    why = ("addresses the runtime passes through the ips capability replace static's addresses and carry no "
+           "gateway, which ptp puts on the host end of the veth (the ADD fails 'numerical result out of range')")
+    if list_of(ipam.get("addresses")):
+        ctx.warn(["capabilities", "ips"], f"{why}: every ADD that is given ips fails", True)
+    else:
+        ctx.error(["capabilities", "ips"], f"{why}: with no addresses of its own, every ADD fails", True)
