@@ -208,9 +208,14 @@ def _files(conf_dir: str, extensions: tuple) -> list:
     return sorted(p for p in paths if not os.path.isdir(p))
 
 
+def dropin_files(conf_dir: str, name: str) -> list:
+    """The drop-in plugin files of network ``name``: ``<conf_dir>/<name>/*.conf``, sorted."""
+    return _files(os.path.join(conf_dir, name), (DROPIN_EXTENSION,))
+
+
 def _dropins(conf_dir: str, name: str) -> list:
     plugins = []
-    for path in _files(os.path.join(conf_dir, name), (DROPIN_EXTENSION,)):
+    for path in dropin_files(conf_dir, name):
         with open(path, "rb") as handle:
             plugins.append(_check_plugin(_decode(handle.read(), path), path, f"{path}: type"))
     return plugins
