@@ -30,7 +30,7 @@ description:
     CHECK, the task fails instead of repairing or replacing it. O(state=absent) does detach it, with the
     configuration, namespace and arguments its runtime cached.
   - A cache entry at the declared key that cannot be read (empty, or cut short by a runtime that crashed while
-    writing it) or that is in libcni's legacy format is never taken for this collection's: the task fails naming
+    writing it) or that is in libcni's legacy format is never taken for this collection's; the task fails naming
     the key and the file, in check mode too, and nothing changes. O(state=absent) detaches it.
   - CHECK failures that are known defects of released plugins (portmap's IPv6 check up to v1.1.x, tuning's IFNAME
     sysctls before v1.3.0, the bridge plugin comparing a bridge MAC that moves as ports join, and before v1.3.0
@@ -54,8 +54,9 @@ attributes:
     support: full
     details:
       - Predicts the RV(action) without running ADD or DEL. CHECK, which changes nothing, still runs.
-      - What the real run would refuse fails in check mode too, with the same error: an interface name already
-        taken in the namespace, an attachment another runtime made that differs or fails CHECK.
+      - What the real run would refuse fails in check mode too, with the same error (an interface name already
+        taken in the namespace, an unreadable cache entry, an attachment another runtime made that differs or
+        fails CHECK).
       - A network that a M(cnikit.cni.cni_network) task earlier in the play would have changed is predicted against
         the conflist that task would have written (it records it as a host fact in check mode), so a changed
         network predicts V(replaced).

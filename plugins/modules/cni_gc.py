@@ -120,7 +120,7 @@ orphaned_networks:
   description:
     - Names of the networks collected from their cache entries alone, because no file of O(conf_dir) declares them
       any more. Only when O(network) is omitted.
-    - Only networks with attachments this collection made: a network that only other runtimes cached (such as
+    - Only networks with attachments this collection made. A network that only other runtimes cached (such as
       containerd's built-in C(cni-loopback), which no file ever declares) is theirs, is never collected from, and
       is not listed here nor in RV(left_alone); M(cnikit.cni.cni_info) lists its attachments.
   returned: always
