@@ -50,6 +50,11 @@ class ForeignAttachmentError(CNIError):
     """The declared attachment exists, made by another runtime, and differs or fails CHECK."""
 
 
+class UnusableEntryError(CNIError):
+    """The declared attachment's cache entry cannot be read as one of ours (empty, cut short,
+    libcni's legacy format): it may be a running container's, so it is never repaired."""
+
+
 @dataclass
 class Outcome:
     action: str
@@ -70,11 +75,20 @@ def converge(engine: Engine, desired: Desired, check_mode: bool = False) -> Outc
 
 
 def _cached(engine: Engine, desired: Desired) -> tuple:
-    """The usable cache entry (or None) and whether an unusable one is in the way."""
+    """The usable cache entry (or None) and the CacheError of an unusable one in the way (or None)."""
     try:
-        return engine.cached_entry(desired.network_name, desired.attachment), False
-    except _cache.CacheError:
-        return None, True
+        return engine.cached_entry(desired.network_name, desired.attachment), None
+    except _cache.CacheError as exc:
+        return None, exc
+
+
+def _refuse_unusable(desired: Desired, path: str, reason: str) -> None:
+    attachment = desired.attachment
+    raise UnusableEntryError(
+        f"the cache entry of network {desired.network_name}, container ID {attachment.container_id}, ifname "
+        f"{attachment.ifname} ({path}) {reason}; it may belong to a running container of another runtime (one that "
+        "crashed while writing it), so cnikit neither repairs nor replaces it. Detach it with state=absent, or "
+        "with the runtime that made it, first")
 
 
 def _matches(entry: _cache.CacheEntry, network: NetworkList, attachment: Attachment) -> bool:
@@ -85,7 +99,16 @@ def _matches(entry: _cache.CacheEntry, network: NetworkList, attachment: Attachm
         return False
     return (cached_config == network.raw
             and canonical_netns(entry.effective_netns) == canonical_netns(attachment.netns)
-            and entry.cni_args == attachment.cni_args and entry.capability_args == attachment.capability_args)
+            and _same_args(entry.cni_args, attachment.cni_args) and entry.capability_args == attachment.capability_args)
+
+
+def _same_args(cached: list, declared: list) -> bool:
+    """CNI_ARGS compared as a mapping: containerd caches them in Go's random map order. (Sorted
+    pairs, so that a key given twice still counts.)"""
+    try:
+        return sorted(map(tuple, cached)) == sorted(map(tuple, declared))
+    except TypeError:  # a foreign entry with pairs that are not lists of strings
+        return cached == declared
 
 
 def _health(engine: Engine, network: NetworkList, desired: Desired, entry: _cache.CacheEntry,
@@ -113,10 +136,14 @@ def _health(engine: Engine, network: NetworkList, desired: Desired, entry: _cach
 def _converge_present(engine: Engine, desired: Desired, check_mode: bool) -> Outcome:
     network = desired.load_network()
     entry, unusable = _cached(engine, desired)
-    if entry is not None and not entry.managed and entry.config is not None:
+    if unusable is not None:
+        _refuse_unusable(desired, unusable.path, f"cannot be read ({unusable.reason})")
+    if entry is not None and not entry.managed:
+        if entry.config is None:
+            _refuse_unusable(desired, entry.path, "is in libcni's legacy format, without its configuration")
         return _verify_foreign(engine, network, desired, entry)
     warnings = []
-    if unusable or (entry is not None and (entry.config is None or entry.result is None)):
+    if entry is not None and entry.result is None:
         action = REPAIRED
     elif entry is None:
         action = REPAIRED if engine.interrupted(network.name, desired.attachment) else ADDED
@@ -132,6 +159,8 @@ def _converge_present(engine: Engine, desired: Desired, check_mode: bool) -> Out
     previous_ips = summarise(entry.result)["ips"] if entry is not None and entry.result else []
     _refuse_what_add_would_refuse(network, desired, action)
     if check_mode:
+        if action == ADDED:
+            engine.refuse_taken_ifname(network, desired.attachment)  # as the ADD will
         return Outcome(action, warnings=warnings, previous_ips=previous_ips)
     if action == REPLACED:
         return Outcome(action, _replace(engine, network, desired, entry, previous_ips), warnings, previous_ips)
@@ -219,7 +248,7 @@ def _uses_host_local(network: NetworkList) -> bool:
 
 def _converge_absent(engine: Engine, desired: Desired, check_mode: bool) -> Outcome:
     entry, unusable = _cached(engine, desired)
-    if entry is None and not unusable and not engine.interrupted(desired.network_name, desired.attachment):
+    if entry is None and unusable is None and not engine.interrupted(desired.network_name, desired.attachment):
         return Outcome(ABSENT)
     if check_mode:
         return Outcome(DELETED)

@@ -44,7 +44,25 @@ class CacheError(CNIError):
 
     def __init__(self, path: str, reason: str):
         self.path = path
+        self.reason = reason
         super().__init__(f"unusable cache file {path}: {reason}")
+
+    def keys(self, network: str) -> list:
+        """The (container ID, ifname) pairs this file may be of on ``network``, read from its
+        name ``<network>-<container id>-<ifname>``; both parts may hold '-', so every reading
+        that makes a valid ID and interface name is given, shortest container ID first."""
+        name = os.path.basename(self.path)
+        if not name.startswith(f"{network}-"):
+            return []
+        rest = name[len(network) + 1:]
+        pairs = []
+        for cut in (i for i, ch in enumerate(rest) if ch == "-"):
+            try:
+                key = AttachmentKey(network, rest[:cut], rest[cut + 1:])
+            except ConfigError:
+                continue
+            pairs.append((key.container_id, key.ifname))
+        return pairs
 
 
 @dataclass

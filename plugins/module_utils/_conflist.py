@@ -29,6 +29,35 @@ ENVELOPE_OPTIONS = {"cni_version": "cniVersion", "cni_versions": "cniVersions",
 ENVELOPE_ORDER = ("cniVersion", "cniVersions", "name", *FLAG_KEYS, "plugins")
 
 
+# Go prints a float64 without an exponent below this magnitude, so a whole number reads as an integer.
+GO_PLAIN_FLOAT_LIMIT = 1e21
+
+
+def go_number(text: str):
+    """A JSON number with a fraction or exponent as a plugin receives it through libcni, which
+    re-encodes every plugin object through a Go map (float64): ``1500.0`` and ``1e6`` arrive as
+    the integers 1500 and 1000000; ``1.5`` and ``1e21`` stay floats. A ``parse_float`` hook."""
+    return _as_go_prints(float(text))
+
+
+def _as_go_prints(value: float):
+    return int(value) if value.is_integer() and abs(value) < GO_PLAIN_FLOAT_LIMIT else value
+
+
+def as_libcni_passes(value):
+    """``value`` with its whole-number floats turned into integers (see :func:`go_number`),
+    copying only the containers that change."""
+    if isinstance(value, float):
+        return _as_go_prints(value)
+    if isinstance(value, dict):
+        converted = {key: as_libcni_passes(item) for key, item in value.items()}
+        return value if all(converted[key] is value[key] for key in value) else converted
+    if isinstance(value, list):
+        converted = [as_libcni_passes(item) for item in value]
+        return value if all(a is b for a, b in zip(converted, value)) else converted
+    return value
+
+
 def libcni_order(path: str) -> tuple:
     """Sort key of conf dir files as libcni reads them: ``*.conflist`` first, then the rest, each
     by name."""
@@ -100,7 +129,7 @@ def _flag(raw: dict, key: str, where: str) -> bool:
 
 def _decode(data: bytes | str, where: str) -> dict:
     try:
-        raw = json.loads(data)
+        raw = json.loads(data, parse_float=go_number)
     except ValueError as exc:
         raise ConfigError(where or "config", f"is not valid JSON: {exc}") from None
     if not isinstance(raw, dict):
@@ -123,7 +152,7 @@ def parse_network_list(data: bytes | str | dict, source: str | None = None, conf
     ``loadOnlyInlinedPlugins`` is true. Deeper checks live in _validate."""
     prefix = f"{source}: " if source else ""
     if isinstance(data, dict):
-        raw, raw_bytes = data, json.dumps(data, separators=(",", ":")).encode()
+        raw, raw_bytes = as_libcni_passes(data), json.dumps(data, separators=(",", ":")).encode()
     else:
         raw_bytes = data.encode() if isinstance(data, str) else data
         raw = _decode(raw_bytes, source or "config")
@@ -179,9 +208,14 @@ def _files(conf_dir: str, extensions: tuple) -> list:
     return sorted(p for p in paths if not os.path.isdir(p))
 
 
+def dropin_files(conf_dir: str, name: str) -> list:
+    """The drop-in plugin files of network ``name``: ``<conf_dir>/<name>/*.conf``, sorted."""
+    return _files(os.path.join(conf_dir, name), (DROPIN_EXTENSION,))
+
+
 def _dropins(conf_dir: str, name: str) -> list:
     plugins = []
-    for path in _files(os.path.join(conf_dir, name), (DROPIN_EXTENSION,)):
+    for path in dropin_files(conf_dir, name):
         with open(path, "rb") as handle:
             plugins.append(_check_plugin(_decode(handle.read(), path), path, f"{path}: type"))
     return plugins

@@ -14,16 +14,12 @@ namespace, so that neither the ADD nor its rollback touches an interface someone
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
-import os
-import re
 from dataclasses import dataclass, field
-from typing import Callable
 
 from . import _cache
-from ._conflist import NetworkList, parse_network_list
+from ._conflist import NetworkList, as_libcni_passes, parse_network_list
 from ._errors import CNIError, DeleteError, OperationError, PluginError
 from ._exec import DEFAULT_TIMEOUT, PluginExecutor
 from ._identifiers import AttachmentKey, canonical_netns, check_container_id, check_ifname, check_network_name, cni_args_string
@@ -33,56 +29,6 @@ from ._result import ResultError, convert, family, supports
 CHECK_MIN_VERSION = "0.4.0"
 GC_STATUS_MIN_VERSION = "1.1.0"
 STATUS_CODES = {50: "not ready", 51: "degraded"}
-
-
-@dataclass(frozen=True)
-class KnownCheckDefect:
-    """A CHECK failure that is a defect of released plugins, not of the attachment: matching
-    errors are tolerated and reported, never repaired. Where the plugin stops at the defect
-    before checking the rest, ``refresh`` gives the prevResult to run CHECK with again, so that
-    the rest is still checked (None: the defect cannot be worked around, the error stands)."""
-
-    name: str
-    plugin: str
-    message: re.Pattern
-    explanation: str
-    refresh: Callable[[re.Match, dict], dict | None] | None = None
-
-    def match(self, error: PluginError) -> re.Match | None:
-        return self.message.search(error.msg) if error.plugin == self.plugin else None
-
-
-def _with_current_bridge_mac(match: re.Match, prev_result: dict) -> dict | None:
-    """The result with the bridge's MAC as it is now, read from sysfs; None if it is gone."""
-    bridge = match.group("bridge")
-    try:
-        with open(os.path.join(SYSFS_NET, bridge, "address"), encoding="ascii") as handle:
-            mac = handle.read().strip()
-    except OSError:
-        return None
-    refreshed = copy.deepcopy(prev_result)
-    for interface in refreshed.get("interfaces") or []:
-        if isinstance(interface, dict) and interface.get("name") == bridge and not interface.get("sandbox"):
-            interface["mac"] = mac
-    return refreshed
-
-
-SYSFS_NET = "/sys/class/net"
-KNOWN_CHECK_DEFECTS = (
-    KnownCheckDefect(
-        "portmap-ipv6-check", "portmap", re.compile("could not check ipv6 dnat"),
-        "portmap up to v1.1.x checks IPv6 rules it never created (containernetworking/plugins#819)"),
-    KnownCheckDefect(
-        "tuning-ifname-sysctl", "tuning", re.compile("/IFNAME/"),
-        "tuning before v1.3.0 does not put the interface name into IFNAME sysctl keys during CHECK "
-        "(containernetworking/plugins#885)"),
-    KnownCheckDefect(
-        "bridge-mac-moved", "bridge", re.compile(r"^Bridge interface (?P<bridge>[^/\s]+) Mac doesn't match"),
-        "a Linux bridge without a fixed MAC takes the lowest MAC of its ports, so it changes as other "
-        "attachments join and leave, and the bridge plugin compares it with the MAC at ADD; the rest of "
-        "the bridge plugin's CHECK passed with the bridge's current MAC",
-        refresh=_with_current_bridge_mac),
-)
 
 
 class CheckNotAvailable(CNIError):
@@ -170,7 +116,7 @@ class Engine:
             enabled = plugin.get("capabilities") or {}
             runtime = {cap: value for cap, value in attachment.capability_args.items() if enabled.get(cap) is True}
             if runtime:
-                request["runtimeConfig"] = runtime
+                request["runtimeConfig"] = as_libcni_passes(runtime)
         request.update(extra or {})
         # Sorted keys, as libcni's map round-trip sends them.
         return json.dumps(request, sort_keys=True).encode()
@@ -204,7 +150,7 @@ class Engine:
                 if errors:
                     raise OperationError(f"cannot clean up an interrupted ADD of network {network.name}",
                                          errors[0], errors[1:])
-            self._refuse_taken_ifname(network.name, attachment)
+            self.refuse_taken_ifname(network, attachment)
             _cache.mark_pending(self.cache_dir, key)
             result = None
             try:
@@ -224,8 +170,15 @@ class Engine:
             _cache.clear_pending(self.cache_dir, key)
         return final
 
-    def _refuse_taken_ifname(self, network_name: str, attachment: Attachment) -> None:
+    def refuse_taken_ifname(self, network: NetworkList, attachment: Attachment) -> None:
+        """InterfaceInUseError when ``attachment.ifname`` already exists in the namespace, unless
+        the list's first plugin configures an existing interface (loopback, on the ``lo`` every
+        namespace has) rather than creating one."""
         if not interface_exists(attachment.netns, attachment.ifname):
+            return
+        # Only once the name is taken: the registry is not imported on the common path.
+        from ._plugin_rules.registry import configures_existing_interface  # pylint: disable=import-outside-toplevel
+        if configures_existing_interface(network.plugins[0]["type"]):
             return
         netns = canonical_netns(attachment.netns)
         entries, _problems = _cache.list_entries(self.cache_dir)
@@ -233,7 +186,7 @@ class Engine:
                   if e.ifname == attachment.ifname and canonical_netns(e.effective_netns) == netns]
         owner = f"it belongs to {', '.join(owners)}" if owners else "no cached attachment names it"
         raise InterfaceInUseError(
-            f"cannot attach network {network_name}: interface {attachment.ifname} already exists in network "
+            f"cannot attach network {network.name}: interface {attachment.ifname} already exists in network "
             f"namespace {attachment.netns} ({owner}); nothing was changed. Choose another ifname, or detach "
             "what holds it first")
 
@@ -349,8 +302,10 @@ class Engine:
             return
         except PluginError as exc:
             error = exc
-        for defect in KNOWN_CHECK_DEFECTS:
-            match = defect.match(error)
+        # Only once a CHECK failed: the registry is not imported on the common path.
+        from ._plugin_rules.registry import check_defects  # pylint: disable=import-outside-toplevel
+        for defect in check_defects(plugin["type"]):
+            match = defect.match(error.msg)
             if match is None:
                 continue
             if defect.refresh is not None:
@@ -424,9 +379,11 @@ class Engine:
         """Under the network's GC lock: DEL every cached attachment neither in
         ``valid_attachments`` nor accepted by ``keep``, with the network and version
         ``network_of(entry)`` gives, into ``report``. Returns the valid set as GC sends it."""
-        entries, _problems = _cache.list_entries(self.cache_dir, network_name)
+        entries, problems = _cache.list_entries(self.cache_dir, network_name)
         kept = [(e.container_id, e.ifname) for e in entries if keep is not None and keep(e)]
-        valid_keys = dict.fromkeys(list(valid_attachments) + kept)  # ordered, once each
+        # A file nobody can read may be a live container's (a runtime crashed writing it): valid.
+        unreadable = [pair for problem in problems for pair in problem.keys(network_name)]
+        valid_keys = dict.fromkeys(list(valid_attachments) + kept + unreadable)  # ordered, once each
         valid = [{"containerID": cid, "ifname": ifname} for cid, ifname in valid_keys]
         for entry in entries:
             if (entry.container_id, entry.ifname) in valid_keys:

@@ -68,7 +68,7 @@ def network_facts(conf_dir: str, engine: Engine, run_command=None) -> list:
 
 
 def _network_fact(network: NetworkList, loaded: ConfDir, engine: Engine, run_command) -> dict:
-    fact = {"name": network.name, "file": network.source, "cni_version": network.cni_version,
+    fact = {"name": network.name, "file": network.source, "cni_version": _run_version(network, engine),
             "plugins": [p["type"] for p in network.plugins], "disable_check": network.disable_check,
             "disable_gc": network.disable_gc}
 
@@ -84,6 +84,15 @@ def _network_fact(network: NetworkList, loaded: ConfDir, engine: Engine, run_com
         report = {"errors": [{"path": "", "message": str(exc)}], "warnings": []}
     fact.update(report, valid=not report["errors"], status=_status(network, engine))
     return fact
+
+
+def _run_version(network: NetworkList, engine: Engine) -> str:
+    """The version the list runs at: with ``cniVersions``, the one chosen (not the possibly
+    empty ``cniVersion``)."""
+    try:
+        return engine.version_of(network)
+    except CNIError:
+        return network.cni_version
 
 
 def _status(network: NetworkList, engine: Engine) -> list | None:

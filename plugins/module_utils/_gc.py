@@ -67,10 +67,12 @@ def gc_networks(conf_dir: str, name: str | None) -> tuple:
 
 
 def orphaned_networks(engine: Engine, declared: set) -> list:
-    """Names of the networks that have cached attachments but are not in ``declared`` (the
-    names conf_dir declares): removed from conf_dir while something was attached."""
+    """Names of the networks that have attachments this collection made but are not in
+    ``declared`` (the names conf_dir declares): removed from conf_dir while something was
+    attached. A network only other runtimes cached is theirs, often one no file ever declared
+    (containerd's built-in ``cni-loopback``): GC would never collect from it, so it is not named."""
     entries, _problems = engine.cached_attachments()
-    return sorted({entry.network for entry in entries} - declared)
+    return sorted({entry.network for entry in entries if entry.managed} - declared)
 
 
 def gc_plan(engine: Engine, network: NetworkList, valid: list | None) -> list:
@@ -104,6 +106,15 @@ def left_alone(engine: Engine, network_name: str) -> list:
     """Another runtime's attachments of the network, which GC never collects."""
     entries, _problems = engine.cached_attachments(network_name)
     return [dict(e.identity(), netns_exists=is_live(e.effective_netns)) for e in entries if not e.managed]
+
+
+def unusable_entries(engine: Engine, network_name: str) -> list:
+    """The cache files of the network that cannot be read (a runtime crashed writing one), by the
+    keys their file name may stand for: GC never collects them and sends those keys as valid."""
+    _entries, problems = engine.cached_attachments(network_name)
+    return [{"network": network_name, "file": problem.path, "reason": problem.reason,
+             "keys": [{"container_id": cid, "ifname": ifname} for cid, ifname in problem.keys(network_name)]}
+            for problem in problems if problem.keys(network_name)]
 
 
 def foreign_left_out(engine: Engine, network_name: str, valid: list | None) -> list:

@@ -20,7 +20,7 @@ import pwd
 import re
 import stat
 
-from ._conflist import CONFLIST_EXTENSIONS, ENVELOPE_OPTIONS, libcni_order, load_conf_dir, render_conflist
+from ._conflist import CONFLIST_EXTENSIONS, ENVELOPE_OPTIONS, dropin_files, libcni_order, load_conf_dir, render_conflist
 from ._errors import CNIError, ConfigError
 from ._exec import PluginExecutor, find_plugin
 from ._fileio import atomic_write
@@ -137,7 +137,15 @@ def validate_on_host(conf: dict, path: str, conf_dir: str, report: ValidationRep
     probe = PluginExecutor(cni_path, timeout).supported_versions if cni_path is not None else None
     release = installed_release(cni_path, run_command) if cni_path is not None else None
     return validate_network_list(conf, installed_versions=probe, installed_release=release, other_networks=others,
-                                 source=path, report=report)
+                                 source=path, report=report, dropin_files=_dropins_of(conf, conf_dir))
+
+
+def _dropins_of(conf: dict, conf_dir: str) -> list | None:
+    """The drop-in plugin files libcni would add to ``conf``; None when its name makes no path."""
+    try:
+        return dropin_files(conf_dir, check_network_name(conf.get("name")))
+    except ConfigError:
+        return None
 
 
 def same_content(existing: bytes | None, conf: dict) -> bool:

@@ -53,10 +53,11 @@ def select_version(cni_version: str, cni_versions: list | None = None,
         return cni_version
     candidates = [v for v in list(cni_versions) + ([cni_version] if cni_version else [])
                   if version_key(v) <= version_key(HIGHEST_VERSION)]
-    if plugin_versions is not None:
-        candidates = [v for v in candidates if all(v in supported for supported in plugin_versions)]
     if not candidates:
         return cni_version
+    if plugin_versions is not None:
+        # None that every plugin supports: libcni's own pick, and the plugin will say what is wrong.
+        candidates = [v for v in candidates if all(v in supported for supported in plugin_versions)] or candidates
     return max(candidates, key=version_key)
 
 

@@ -109,6 +109,11 @@ def requires_ipam_type(plugin: str) -> dict:
     }
 
 
+def only_while_true(flag: str, key: str, schema: dict) -> dict:
+    """``key`` must follow ``schema`` only while ``flag`` is true: the plugin reads it only then."""
+    return {"if": {"required": [flag], "properties": {flag: {"const": True}}}, "then": {"properties": {key: schema}}}
+
+
 def not_both_true(first: str, second: str, message: str) -> dict:
     return {
         "not": {

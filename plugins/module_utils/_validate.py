@@ -24,10 +24,11 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import os
 import re
 from dataclasses import dataclass, field
 
-from ._conflist import ENVELOPE_ORDER, FLAG_KEYS, libcni_order
+from ._conflist import ENVELOPE_ORDER, FLAG_KEYS, as_libcni_passes, libcni_order
 from ._errors import CNIError, ConfigError
 from ._identifiers import check_network_name
 from ._plugin_rules.registry import IPAM, PLUGINS
@@ -209,7 +210,8 @@ def _describe(error) -> tuple:
         expected = error.validator_value
         word = _TYPE_WORDS.get(expected, expected)
         if expected == "integer" and isinstance(value, float):
-            return None, f"must be {word}; Go rejects a number with a fraction or exponent like {value!r}"
+            return None, (f"must be {word}; the plugin rejects a number with a fraction, or one too large for Go "
+                          f"to write without an exponent, like {value!r}")
         return None, f"must be {word}"
     if kind == "required":
         missing = next((k for k in error.validator_value if k not in value), None)
@@ -331,7 +333,7 @@ def _check_version_string(value, path: str, report: ValidationReport) -> bool:
     return False
 
 
-def _check_envelope(conf: dict, report: ValidationReport) -> None:
+def _check_envelope(conf: dict, source, dropin_files, report: ValidationReport) -> None:
     name = conf.get("name")
     if "name" not in conf:
         report.error("name", "is required: a network needs a name")
@@ -340,11 +342,11 @@ def _check_envelope(conf: dict, report: ValidationReport) -> None:
             check_network_name(name)
         except ConfigError as exc:
             report.error("name", exc.message, name)
+    versions = conf.get("cniVersions")
     if "cniVersion" in conf:
         _check_version_string(conf["cniVersion"], "cniVersion", report)
-    else:
+    elif not versions:  # with cniVersions, libcni runs the list at the highest of them
         report.warn("cniVersion", "is not set: plugins then read the configuration as version 0.1.0")
-    versions = conf.get("cniVersions")
     if versions is not None:
         if not isinstance(versions, list) or not versions:
             report.error("cniVersions", "must be a non-empty list of version strings", versions)
@@ -370,16 +372,27 @@ def _check_envelope(conf: dict, report: ValidationReport) -> None:
             report.warn(json_path([key]), f"unknown key in the network list{hint}")
     plugins = conf.get("plugins")
     if plugins is None:
-        if conf.get("loadOnlyInlinedPlugins") is True:
-            report.error("plugins", "is required when loadOnlyInlinedPlugins is true")
-        else:
-            report.warn("plugins", f"is not set: libcni then loads <conf_dir>/{name}/*.conf only")
+        _check_dropins_only(conf, source, dropin_files, report)
         return
     if not isinstance(plugins, list) or not plugins:
         report.error("plugins", "must be a non-empty list of plugin objects", plugins)
         return
     for index, plugin in enumerate(plugins):
         _check_plugin_envelope(plugin, index, conf, report)
+
+
+def _check_dropins_only(conf: dict, source, dropin_files, report: ValidationReport) -> None:
+    """A list without ``plugins``: libcni loads ``<conf_dir>/<name>/*.conf`` instead, and fails
+    when there are none ("no plugin configs found")."""
+    name = conf.get("name")
+    directory = os.path.join(os.path.dirname(source), str(name)) if source else f"<conf_dir>/{name}"
+    if conf.get("loadOnlyInlinedPlugins") is True:
+        report.error("plugins", "is required when loadOnlyInlinedPlugins is true")
+    elif dropin_files is not None and not dropin_files:
+        report.error("plugins", f"is not set, and {directory} holds no *.conf plugin file: libcni cannot load this "
+                     "network (no plugin configs found)")
+    else:
+        report.warn("plugins", f"is not set: libcni then loads {directory}/*.conf only")
 
 
 def _check_plugin_envelope(plugin, index: int, conf: dict, report: ValidationReport) -> None:
@@ -640,7 +653,8 @@ def _check_host(conf: dict, own_subnets: list, source, other_networks, report: V
 # --- entry point ---------------------------------------------------------------------------------
 
 def validate_network_list(conf, *, installed_versions=None, installed_release=None, other_networks=(),
-                          source: str | None = None, report: ValidationReport | None = None) -> ValidationReport:
+                          source: str | None = None, report: ValidationReport | None = None,
+                          dropin_files: list | None = None) -> ValidationReport:
     """Validate one network configuration list (a dict as parsed from JSON).
 
     ``installed_versions``: ``plugin_type -> supported versions``, raising PluginNotFoundError,
@@ -651,12 +665,15 @@ def validate_network_list(conf, *, installed_versions=None, installed_release=No
     host's other networks (objects with ``name``, ``source``, ``plugins``, as
     ``_conflist.load_conf_dir`` returns them); ``source`` is the file this list is (or will
     be) read from. ``report`` lets a caller add to findings it already has (e.g. from
-    ``parse_conflist_text``)."""
+    ``parse_conflist_text``). ``dropin_files``: the ``<conf_dir>/<name>/*.conf`` files libcni
+    would add to a list without ``plugins`` (None when not known)."""
     report = report if report is not None else ValidationReport()
     if not isinstance(conf, dict):
         report.error("", "the network configuration must be a JSON object", conf)
         return report
-    _check_envelope(conf, report)
+    if isinstance(conf.get("plugins"), list):
+        conf = dict(conf, plugins=as_libcni_passes(conf["plugins"]))  # what each plugin receives
+    _check_envelope(conf, source, dropin_files, report)
     releases = {}
     if installed_versions is not None:
         version, releases = _check_installed(conf, installed_versions, installed_release, report)

@@ -26,16 +26,21 @@ description:
   - A failed ADD is rolled back with a DEL of the whole plugin list, so it leaves nothing behind.
   - Before an ADD, the interface name must be free in the namespace; an interface already there (another
     network's, or the container runtime's own) is refused with an error and nothing changes, so neither the ADD
-    nor its rollback can remove someone else's interface.
+    nor its rollback can remove someone else's interface. A plugin that configures an existing interface
+    instead of creating one (loopback with O(ifname=lo), as containerd and CRI-O attach it) is not refused.
   - A repair or replacement asks host-local IPAM for the addresses the attachment had, so a workload keeps its
     address where the IPAM can give it back; RV(address_changed) says when it could not.
   - An attachment found at the declared key that another runtime (podman, containerd, CRI-O, C(cnitool)) cached,
     rather than this collection, is verified and otherwise left alone; if it differs from the declaration or fails
     CHECK, the task fails instead of repairing or replacing it. O(state=absent) does detach it, with the
     configuration, namespace and arguments its runtime cached.
+  - A cache entry at the declared key that cannot be read (empty, or cut short by a runtime that crashed while
+    writing it) or that is in libcni's legacy format is never taken for this collection's; the task fails naming
+    the key and the file, in check mode too, and nothing changes. O(state=absent) detaches it.
   - CHECK failures that are known defects of released plugins (portmap's IPv6 check up to v1.1.x, tuning's IFNAME
-    sysctls before v1.3.0, the bridge plugin comparing a bridge MAC that moves as ports join) are tolerated and
-    warned about once per attachment, not repaired.
+    sysctls before v1.3.0, the bridge plugin comparing a bridge MAC that moves as ports join, and before v1.3.0
+    looking for a route without C(gw) as a route without a gateway) are tolerated and warned about once per
+    attachment, not repaired.
   - Many attachments are converged in one task with O(attachments), several at a time.
 author:
   - cnikit maintainers (@cnikit)
@@ -54,6 +59,9 @@ attributes:
     support: full
     details:
       - Predicts the RV(action) without running ADD or DEL. CHECK, which changes nothing, still runs.
+      - What the real run would refuse fails in check mode too, with the same error (an interface name already
+        taken in the namespace, an unreadable cache entry, an attachment another runtime made that differs or
+        fails CHECK).
       - A network that a M(cnikit.cni.cni_network) task earlier in the play would have changed is predicted against
         the conflist that task would have written (it records it as a host fact in check mode), so a changed
         network predicts V(replaced).
@@ -92,6 +100,8 @@ options:
     description:
       - C(CNI_ARGS) for the plugins, as a mapping, a list of C([key, value]) pairs or a C(K=V;K2=V2) string.
         Keys and values must not contain C(;) or C(=).
+      - Compared with a cached attachment's arguments as a mapping, whatever their order (containerd caches them
+        in random order).
     type: raw
   capability_args:
     description:

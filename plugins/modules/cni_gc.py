@@ -51,8 +51,8 @@ options:
       - Name of the network to collect, loaded from O(conf_dir) in libcni's order (the first file that declares it
         wins).
       - When omitted, every network of O(conf_dir) is collected (files that cannot be loaded are reported as
-        warnings), and so is every network that no file of O(conf_dir) declares any more but that still has cached
-        attachments (RV(orphaned_networks)). Of those, the attachments whose namespace is gone are DELeted with
+        warnings), and so is every network that no file of O(conf_dir) declares any more but that still has
+        attachments this collection made (RV(orphaned_networks)). Of those, the attachments whose namespace is gone are DELeted with
         the configuration cached at their ADD, unless O(valid_attachments) lists them or that configuration sets
         C(disableGC); no C(GC) is sent to their plugins. O(valid_attachments) does not make a live attachment of
         such a network stale, since another runtime sharing O(cache_dir) may own it. A network whose file cannot be
@@ -121,6 +121,9 @@ orphaned_networks:
   description:
     - Names of the networks collected from their cache entries alone, because no file of O(conf_dir) declares them
       any more. Only when O(network) is omitted.
+    - Only networks with attachments this collection made. A network that only other runtimes cached (such as
+      containerd's built-in C(cni-loopback), which no file ever declares) is theirs, is never collected from, and
+      is not listed here nor in RV(left_alone); M(cnikit.cni.cni_info) lists its attachments.
   returned: always
   type: list
   elements: str
@@ -136,6 +139,20 @@ left_alone:
   sample:
     - {network: podman, container_id: 4f1c0e..., ifname: eth0, netns: /run/netns/netns-5d7e, netns_exists: true,
        managed: false}
+unusable_entries:
+  description:
+    - The cache files of the networks examined that cannot be read (empty, or cut short when a runtime crashed
+      while writing them), each with C(network), C(file), C(reason) and C(keys), the C(container_id) and C(ifname)
+      pairs its file name C(<network>-<container ID>-<ifname>) can stand for (both may hold C(-), so there may
+      be several).
+    - They may belong to running containers, so GC never collects them, and lists their keys as valid in the
+      C(GC) requests sent to the plugins. A warning names each one.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {network: podman, file: /var/lib/cni/results/podman-4f1c0e-eth0, reason: the file is empty,
+       keys: [{container_id: 4f1c0e, ifname: eth0}]}
 skipped_networks:
   description:
     - Names of the networks skipped because they set C(disableGC).
@@ -163,6 +180,10 @@ def _examine(module: AnsibleModule, engine, network_name: str, valid: list | Non
     """Note another runtime's attachments of the network, warning of the live ones that an
     explicit ``valid_attachments`` leaves out, before anything is collected."""
     result["left_alone"].extend(_gc.left_alone(engine, network_name))
+    for item in _gc.unusable_entries(engine, network_name):
+        result["unusable_entries"].append(item)
+        module.warn(f"network {network_name}: cannot read the cache entry {item['file']} ({item['reason']}); it is "
+                    "left alone and sent to the plugins' GC as valid, since it may be a running container's")
     for item in _gc.foreign_left_out(engine, network_name, valid):
         warn(module, f"network {network_name}: valid_attachments leaves out container ID {item['container_id']} "
                     f"({item['ifname']} in {item['netns'] or 'an unnamed namespace'}), which another runtime made "
@@ -182,7 +203,7 @@ def main():
     params = module.params
     engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
     result = {"changed": False, "collected": [], "errors": [], "skipped_networks": [], "orphaned_networks": [],
-              "left_alone": []}
+              "left_alone": [], "unusable_entries": []}
     try:
         valid = None
         if params["valid_attachments"] is not None:

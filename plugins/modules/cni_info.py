@@ -87,6 +87,9 @@ plugins:
 networks:
   description:
     - Each file of O(conf_dir), in libcni's order, with the network it declares.
+    - C(cni_version) is the version the list runs at. For a list with C(cniVersions) that is the highest of
+      C(cniVersions) and C(cniVersion) that every installed plugin of the list supports (libcni's pick, the
+      highest up to 1.1.0, when none is), not the C(cniVersion) as written, which may be absent.
     - C(valid) is false when C(errors) is not empty; C(errors) and C(warnings) hold the validation findings, each
       with a JSON C(path), a C(message) and the offending C(value). A file that cannot be loaded has C(name) null.
     - C(status) lists each plugin's C(STATUS) (C(plugin), C(ready), C(state) V(ready), V(not ready),

@@ -21,11 +21,7 @@ ACCEPTED_DISAGREEMENTS = {
 # Disagreements caused by a defect of the collection that another change fixes (issue 19, section 2):
 # "<plugin>: <case id>" -> (the plugin releases it shows with, the defect). The test expects them to
 # fail (strict xfail): once the defect is fixed, the entry must go.
-KNOWN_DEFECTS = {
-    "bridge: ipMasqBackend unknown (key of v1.6.0)": (
-        ("1.9.1",), "issue 19 defect 8: ipMasqBackend is checked although ipMasq is off, and the plugin ignores it "
-                    "then (the suite turns ipMasq off)"),
-}
+KNOWN_DEFECTS: dict = {}
 
 # corpus file -> why both the validator and the plugins reject it
 INVALID_CORPUS = {

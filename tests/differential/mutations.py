@@ -65,7 +65,8 @@ MUTATIONS = [
     ("envelope", "dns nameserver given by name", conflist(bridge(dns={"nameservers": ["ns1.example.test"]}))),
     # --- bridge ---
     ("bridge", "mtu as a string", conflist(bridge(mtu="1500"))),
-    ("bridge", "mtu with a fraction", conflist(bridge(mtu=1500.0))),
+    ("bridge", "mtu with a fraction", conflist(bridge(mtu=1500.5))),
+    ("bridge", "mtu as a whole-number float (libcni passes 1500)", conflist(bridge(mtu=1500.0))),
     ("bridge", "mtu 68, the kernel's minimum", conflist(bridge(mtu=68))),
     ("bridge", "mtu 67, below the kernel's minimum", conflist(bridge(mtu=67))),
     ("bridge", "mtu 65535, the kernel's maximum", conflist(bridge(mtu=65535))),

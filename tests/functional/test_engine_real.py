@@ -303,3 +303,69 @@ def test_the_interface_probe_looks_inside_the_namespace_only(make_netns):
     assert not _netns.interface_exists("/var/run/netns/cnit-e-none", "lo")
     assert not _netns.interface_exists("/etc/hostname", "lo")  # a file that is no namespace
     assert not os.path.exists("/sys/class/net/cnit-e-pr0")  # the process itself never moved
+
+
+# -- what runtimes do that the engine must take as they do (issue 19) ------------------------------
+
+def test_whole_number_floats_in_a_file_reach_the_plugins_as_libcni_sends_them(setup, make_netns):
+    engine, data_dir, bridge, subnet = setup
+    text = json.dumps({"cniVersion": "1.0.0", "name": "cnit-e-net", "plugins": [
+        {"type": "bridge", "bridge": bridge, "mtu": 1400, "ipam": {"type": "host-local", "subnet": subnet, "dataDir": data_dir}},
+        {"type": "bandwidth", "ingressRate": 8000000, "ingressBurst": 1000000}]})
+    text = text.replace('"mtu": 1400', '"mtu": 1400.0').replace("8000000", "8e6").replace("1000000", "1e6")
+    netns = make_netns()
+
+    engine.add(parse_network_list(text.encode()), Attachment("cnit-e-c1", netns, "eth0"))
+
+    assert _link(netns)[0]["mtu"] == 1400
+
+
+def _loopback_network(version="1.0.0"):
+    return parse_network_list({"cniVersion": version, "name": "cnit-e-lo", "plugins": [{"type": "loopback"}]})
+
+
+def test_loopback_configures_lo_which_every_namespace_has(setup, make_netns):
+    engine = setup[0]
+    netns = make_netns()
+    network = _loopback_network()
+    desired = _attach.Desired(network.name, lambda: network, Attachment("cnit-e-c1", netns, "lo"))
+
+    assert _attach.converge(engine, desired, check_mode=True).action == "added"
+    assert _attach.converge(engine, desired).action == "added"
+    assert "UP" in _link(netns, "lo")[0]["flags"]
+    assert _attach.converge(engine, desired).action == "unchanged"
+
+
+def test_check_mode_refuses_a_taken_interface_name_as_the_real_run_does(setup, make_netns):
+    engine, data_dir, bridge, subnet = setup
+    netns = make_netns()
+    engine.add(_conflist("cnit-e-net", "1.0.0", bridge, subnet, data_dir, chained=False), Attachment("cnit-e-c1", netns, "eth0"))
+    second = _conflist("cnit-e-net2", "1.0.0", bridge + "b", "10.250.251.0/24", data_dir, chained=False)
+    desired = _attach.Desired(second.name, lambda: second, Attachment("cnit-e-c2", netns, "eth0"))
+
+    for check_mode in (True, False):
+        with pytest.raises(InterfaceInUseError, match="interface eth0 already exists"):
+            _attach.converge(engine, desired, check_mode=check_mode)
+
+
+def _routed_network(bridge, subnet, data_dir):
+    """Routes without gw go via the IPAM's gateway; bridge before v1.3.0 fails CHECK on them."""
+    return parse_network_list({"cniVersion": "1.0.0", "name": "cnit-e-net", "plugins": [
+        {"type": "bridge", "bridge": bridge, "isGateway": True, "ipam": {
+            "type": "host-local", "subnet": subnet, "dataDir": data_dir,
+            "routes": [{"dst": "10.251.0.0/16"}, {"dst": "10.252.0.0/16", "gw": subnet.replace(".0/24", ".1")}]}}]})
+
+
+def test_a_route_without_gw_is_not_taken_for_a_broken_attachment(setup, make_netns):
+    engine, data_dir, bridge, subnet = setup
+    network = _routed_network(bridge, subnet, data_dir)
+    netns = make_netns()
+    desired = _attach.Desired(network.name, lambda: network, Attachment("cnit-e-c1", netns, "eth0"))
+    first = _attach.converge(engine, desired)
+
+    again = _attach.converge(engine, desired)
+
+    assert again.action == "unchanged" and again.result == first.result
+    # The rest of the CHECK still runs: a route that is really gone is a failure.
+    run("ip", "-n", os.path.basename(netns), "route", "del", "10.252.0.0/16")
+    assert _attach.converge(engine, desired).action == "repaired"

@@ -2,7 +2,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """A cache file that is empty, truncated, of an unknown version or otherwise unusable: DEL
-still cleans up everything the attachment had, and present repairs it."""
+still cleans up everything the attachment had; present repairs an entry still readable as ours
+and refuses, changing nothing, one it cannot read (it may be another runtime's live container)."""
 
 from __future__ import annotations
 
@@ -64,6 +65,8 @@ CORRUPTIONS = {
     "config with a non-ASCII character": _non_ascii_config,
     "legacy bare result": lambda data: json.dumps(json.loads(data)["result"]).encode(),
 }
+# Still a cniCacheV1 entry with our mark, only its result is broken: ours, and repaired.
+STILL_OURS = ("result of an unknown cniVersion", "result whose ips is a string")
 
 
 @pytest.fixture
@@ -103,8 +106,26 @@ def test_del_cleans_up_with_an_unusable_cache_file(host, attached, how):
     assert _attach.converge(engine, absent).action == "absent"
 
 
-@pytest.mark.parametrize("how", list(CORRUPTIONS))
-def test_present_repairs_an_unusable_cache_file(host, attached, how):
+@pytest.mark.parametrize("how", [how for how in CORRUPTIONS if how not in STILL_OURS])
+def test_present_refuses_a_cache_file_it_cannot_read_and_changes_nothing(host, attached, how):
+    engine, desired, path = attached
+    before = addresses_in(desired.attachment.netns)
+    _corrupt(path, how)
+    with open(path, "rb") as handle:
+        corrupted = handle.read()
+
+    with pytest.raises(_attach.UnusableEntryError, match=f"container ID {desired.attachment.container_id}, ifname eth0"):
+        _attach.converge(engine, desired)
+
+    assert addresses_in(desired.attachment.netns) == before
+    with open(path, "rb") as handle:
+        assert handle.read() == corrupted
+    engine.delete(desired.load_network(), desired.attachment)
+    host.assert_clean(desired.network_name, [desired.attachment.container_id], [desired.attachment.netns])
+
+
+@pytest.mark.parametrize("how", STILL_OURS)
+def test_present_repairs_an_entry_of_ours_whose_result_is_broken(host, attached, how):
     engine, desired, path = attached
     _corrupt(path, how)
 

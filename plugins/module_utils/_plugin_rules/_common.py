@@ -200,6 +200,24 @@ def release_name(release: str) -> str:
 
 
 @dataclass(frozen=True)
+class KnownCheckDefect:
+    """A CHECK failure that is a defect of released plugins, not of the attachment: the engine
+    tolerates and reports a matching error of this plugin, never repairs it. Where the plugin
+    stops at the defect before checking the rest, ``refresh`` gives the prevResult to run CHECK
+    with again, so that the rest is still checked (None: the error stands). ``fixed_in``: the
+    first release without the defect (None while every release has it)."""
+
+    name: str
+    message: re.Pattern
+    explanation: str
+    refresh: object = None  # refresh(match, prevResult) -> prevResult or None
+    fixed_in: str | None = None
+
+    def match(self, message: str):
+        return self.message.search(message)
+
+
+@dataclass(frozen=True)
 class PluginRules:
     """Everything the validator knows about one plugin type, in the plugin's own file."""
 
@@ -210,6 +228,8 @@ class PluginRules:
     min_spec: str | None = None  # lowest CNI version the plugin accepts
     chained: bool = False  # needs a previous plugin's result on ADD
     creates_interface: bool = False  # creates CNI_IFNAME in the container
+    configures_existing_interface: bool = False  # CNI_IFNAME must already exist (loopback's lo)
+    check_defects: tuple = ()  # KnownCheckDefect of released versions of the plugin
     # add_blocker(plugin, ipam_gateways) -> why an ADD of this plugin object would fail on this
     # host as it is now (host state the plugin refuses), or None; asked before an attachment is
     # replaced, so that a replace the new configuration cannot complete removes nothing.
@@ -229,6 +249,13 @@ def check_mtu(plugin: dict, ctx: Context, key: str = "mtu") -> None:
         ctx.error([key], f"is above {MAX_MTU}, the largest MTU the kernel sets on such a device", mtu)
     elif mtu < MIN_MTU:
         ctx.error([key], f"is below {MIN_MTU}, the smallest MTU the kernel sets on such a device", mtu)
+
+
+def check_masq_backend(plugin: dict, ctx: Context) -> None:
+    """bridge and ptp read ``ipMasqBackend`` only while ``ipMasq`` is true (the schema checks
+    its value only then)."""
+    if "ipMasqBackend" in plugin and plugin.get("ipMasq") is not True:
+        ctx.warn(["ipMasqBackend"], "has no effect while ipMasq is off: the plugin ignores it then")
 
 
 def check_master_mtu(plugin: dict, ctx: Context) -> None:

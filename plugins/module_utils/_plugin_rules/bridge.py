@@ -8,9 +8,14 @@
 
 from __future__ import annotations
 
+import copy
+import ipaddress
+import os
+import re
+
 from .._netns import host_ipv4_address
-from .._schemas import DEFS, VLAN_ID, not_both_true, plugin_schema
-from ._common import PluginRules, check_mtu, is_int, list_of, map_of
+from .._schemas import DEFS, VLAN_ID, not_both_true, only_while_true, plugin_schema
+from ._common import KnownCheckDefect, PluginRules, check_masq_backend, check_mtu, is_int, list_of, map_of, parse_cidr
 
 DEFAULT_BRIDGE = "cni0"  # the bridge's name when the configuration names none
 TRUNK_ID = {"type": "integer"}  # 1..4094, checked with the release that reads vlanTrunk
@@ -18,7 +23,7 @@ TRUNK_ID = {"type": "integer"}  # 1..4094, checked with the release that reads v
 SCHEMA = plugin_schema(
     {
         "bridge": DEFS["ifname"], "isGateway": DEFS["bool"], "isDefaultGateway": DEFS["bool"],
-        "forceAddress": DEFS["bool"], "ipMasq": DEFS["bool"], "ipMasqBackend": DEFS["backend_ip"],
+        "forceAddress": DEFS["bool"], "ipMasq": DEFS["bool"], "ipMasqBackend": DEFS["string"],
         "mtu": DEFS["uint"], "hairpinMode": DEFS["bool"], "promiscMode": DEFS["bool"],
         "vlan": VLAN_ID,
         "vlanTrunk": {"type": "array", "items": {
@@ -27,7 +32,65 @@ SCHEMA = plugin_schema(
         "disableContainerInterface": DEFS["bool"], "portIsolation": DEFS["bool"],
     },
     not_both_true("hairpinMode", "promiscMode", "cannot set hairpinMode and promiscMode at the same time"),
+    only_while_true("ipMasq", "ipMasqBackend", DEFS["backend_ip"]),
 )
+
+
+SYSFS_NET = "/sys/class/net"
+
+
+# --- defects of released versions' CHECK, which the engine tolerates ---------------------------------
+
+def _with_current_bridge_mac(match: re.Match, prev_result: dict) -> dict | None:
+    """The result with the bridge's MAC as it is now, read from sysfs; None if it is gone."""
+    bridge = match.group("bridge")
+    try:
+        with open(os.path.join(SYSFS_NET, bridge, "address"), encoding="ascii") as handle:
+            mac = handle.read().strip()
+    except OSError:
+        return None
+    refreshed = copy.deepcopy(prev_result)
+    for interface in refreshed.get("interfaces") or []:
+        if isinstance(interface, dict) and interface.get("name") == bridge and not interface.get("sandbox"):
+            interface["mac"] = mac
+    return refreshed
+
+
+def _with_route_gateways(_match: re.Match, prev_result: dict) -> dict | None:
+    """The result with each route without ``gw`` given the gateway it was installed through:
+    the first gateway of its family among the result's IPs, as the plugin uses it at ADD. None
+    when no route lacks one, or a family has no gateway."""
+    gateways = {}
+    for ip in prev_result.get("ips") or []:
+        address = parse_cidr(ip.get("address")) if isinstance(ip, dict) else None
+        if address is not None and isinstance(ip.get("gateway"), str):
+            gateways.setdefault(address.version, ip["gateway"])
+    refreshed = copy.deepcopy(prev_result)
+    filled = False
+    for route in refreshed.get("routes") or []:
+        if not isinstance(route, dict) or route.get("gw"):
+            continue
+        try:
+            version = ipaddress.ip_network(route.get("dst"), strict=False).version
+        except (TypeError, ValueError):
+            return None
+        if version not in gateways:
+            return None
+        route["gw"], filled = gateways[version], True
+    return refreshed if filled else None
+
+
+MAC_MOVED = KnownCheckDefect(
+    "bridge-mac-moved", re.compile(r"^Bridge interface (?P<bridge>[^/\s]+) Mac doesn't match"),
+    "a Linux bridge without a fixed MAC takes the lowest MAC of its ports, so it changes as other "
+    "attachments join and leave, and the bridge plugin compares it with the MAC at ADD; the rest of "
+    "the bridge plugin's CHECK passed with the bridge's current MAC",
+    refresh=_with_current_bridge_mac)
+ROUTE_WITHOUT_GW = KnownCheckDefect(
+    "bridge-route-without-gw", re.compile(r"^Expected Route .*GW:<nil>.* not found in routing table"),
+    "bridge before v1.3.0 looks for a route without gw as a route without a gateway, but the route was "
+    "installed through the IPAM's gateway; the rest of the bridge plugin's CHECK passed with that gateway "
+    "in the route", refresh=_with_route_gateways, fixed_in="1.3.0")
 
 
 def _check_trunk(index: int, trunk: dict, ctx) -> None:
@@ -53,6 +116,23 @@ def check(plugin: dict, ctx) -> None:
     if plugin.get("ipMasq") is True and not ipam_type:
         ctx.warn(["ipMasq"], "has no effect without an IPAM section with a type")
     check_mtu(plugin, ctx)
+    check_masq_backend(plugin, ctx)
+    _check_routes_without_gw(plugin, ctx)
+
+
+def _check_routes_without_gw(plugin: dict, ctx) -> None:
+    """An installed release whose CHECK fails on a route without gw: cnikit tolerates it, but
+    other runtimes' CHECK (CRI-O, cnitool) report such attachments broken."""
+    fixed = ROUTE_WITHOUT_GW.fixed_in
+    if ctx.releases is None or ctx.releases.at_least(fixed):
+        return
+    certainly = "" if ctx.releases.before(fixed) else " (it may be one of them)"
+    for index, route in enumerate(list_of(map_of(plugin.get("ipam")).get("routes"))):
+        if isinstance(route, dict) and "dst" in route and not route.get("gw"):
+            ctx.warn(["ipam", "routes", index], f"has no gw: the installed bridge plugin is {ctx.releases.label}, and "
+                     f"releases before v{fixed} fail CHECK on such a route ('Expected Route ... not found in routing "
+                     f"table'); cnikit tolerates it ({ROUTE_WITHOUT_GW.name}), other runtimes report the attachment "
+                     f"broken{certainly}. Give the gw, or install v{fixed} or newer", route)
 
 
 def add_blocker(plugin: dict, ipam_gateways) -> str | None:
@@ -74,7 +154,7 @@ def add_blocker(plugin: dict, ipam_gateways) -> str | None:
 
 
 RULES = PluginRules(
-    SCHEMA, check, creates_interface=True, add_blocker=add_blocker,
+    SCHEMA, check, creates_interface=True, add_blocker=add_blocker, check_defects=(MAC_MOVED, ROUTE_WITHOUT_GW),
     since={"macspoofchk": "1.1.0", "enabledad": "1.1.0", "vlanTrunk": "1.3.0", "preserveDefaultVlan": "1.3.0",
            "disableContainerInterface": "1.4.1", "ipMasqBackend": "1.6.0", "portIsolation": "1.7.0"},
 )

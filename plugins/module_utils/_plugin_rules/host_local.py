@@ -132,6 +132,9 @@ def _placeholder_subnet(ipam: dict) -> bool:
 def check(plugin: dict, ctx) -> None:
     ipam = map_of(plugin.get("ipam"))
     ipam_base = ctx.base + ["ipam"]
+    if "subnet" in ipam and ipam["subnet"] not in CALICO_PLACEHOLDERS:
+        ctx.warn(["ipam", "subnet"], "is host-local's flat form, which podman 4.x cannot read (after a 'podman network "
+                 "reload' its containers keep only lo); write it as ranges: [[{\"subnet\": ...}]]", ipam["subnet"])
     sets = range_sets(ipam, ipam_base)
     if not sets and map_of(plugin.get("capabilities")).get("ipRanges") is not True:
         ctx.error(["ipam", "ranges"], "is required: no IP ranges specified (give ranges or subnet)")

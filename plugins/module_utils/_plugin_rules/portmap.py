@@ -8,8 +8,10 @@
 
 from __future__ import annotations
 
+import re
+
 from .._schemas import DEFS, plugin_schema
-from ._common import PluginRules, map_of
+from ._common import KnownCheckDefect, PluginRules, map_of
 
 SCHEMA = plugin_schema(
     {
@@ -47,4 +49,9 @@ def check(plugin: dict, ctx) -> None:
                   plugin["externalSetMarkChain"])
 
 
-RULES = PluginRules(SCHEMA, check, chained=True, since={"masqAll": "1.2.0", "backend": "1.6.0"})
+IPV6_CHECK = KnownCheckDefect(
+    "portmap-ipv6-check", re.compile("could not check ipv6 dnat"),
+    "portmap up to v1.1.x checks IPv6 rules it never created (containernetworking/plugins#819)", fixed_in="1.2.0")
+
+RULES = PluginRules(SCHEMA, check, chained=True, since={"masqAll": "1.2.0", "backend": "1.6.0"},
+                    check_defects=(IPV6_CHECK,))

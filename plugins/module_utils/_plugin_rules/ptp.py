@@ -8,20 +8,23 @@
 
 from __future__ import annotations
 
-from .._schemas import DEFS, plugin_schema, requires_ipam_type
-from ._common import PluginRules, check_mtu, list_of, map_of
+from .._schemas import DEFS, only_while_true, plugin_schema, requires_ipam_type
+from ._common import PluginRules, check_masq_backend, check_mtu, list_of, map_of
 
 SCHEMA = plugin_schema(
-    {"ipMasq": DEFS["bool"], "ipMasqBackend": DEFS["backend_ip"], "mtu": DEFS["uint"]},
+    {"ipMasq": DEFS["bool"], "ipMasqBackend": DEFS["string"], "mtu": DEFS["uint"]},
     requires_ipam_type("ptp"),
+    only_while_true("ipMasq", "ipMasqBackend", DEFS["backend_ip"]),
 )
 
 
 def check(plugin: dict, ctx) -> None:
     check_mtu(plugin, ctx)
+    check_masq_backend(plugin, ctx)
     ipam = map_of(plugin.get("ipam"))
     if ipam.get("type") != "static":
         return
+    _check_runtime_ips(plugin, ipam, ctx)
     # ptp puts each address's gateway on the host end; a nil gateway fails the ADD.
     for index, entry in enumerate(list_of(ipam.get("addresses"))):
         if isinstance(entry, dict) and "address" in entry and "gateway" not in entry:
@@ -30,3 +33,16 @@ def check(plugin: dict, ctx) -> None:
 
 
 RULES = PluginRules(SCHEMA, check, creates_interface=True, since={"ipMasqBackend": "1.6.0"})
+
+
+def _check_runtime_ips(plugin: dict, ipam: dict, ctx) -> None:
+    """Addresses the runtime passes through the ``ips`` capability replace static's
+    ``addresses`` and carry no gateway, which ptp needs for each address."""
+    if map_of(plugin.get("capabilities")).get("ips") is not True:
+        return
+    why = ("addresses the runtime passes through the ips capability replace static's addresses and carry no "
+           "gateway, which ptp puts on the host end of the veth (the ADD fails 'numerical result out of range')")
+    if list_of(ipam.get("addresses")):
+        ctx.warn(["capabilities", "ips"], f"{why}: every ADD that is given ips fails", True)
+    else:
+        ctx.error(["capabilities", "ips"], f"{why}: with no addresses of its own, every ADD fails", True)

@@ -29,6 +29,19 @@ PLUGIN_SCHEMAS = {name: rules.schema for name, rules in PLUGINS.items()}
 IPAM_SCHEMAS = {name: rules.schema for name, rules in IPAM.items()}
 
 
+def configures_existing_interface(plugin_type: str) -> bool:
+    """Whether a plugin of this type configures the interface CNI_IFNAME names instead of
+    creating it, so that the name being taken in the namespace is its precondition."""
+    rules = PLUGINS.get(plugin_type)
+    return rules is not None and rules.configures_existing_interface
+
+
+def check_defects(plugin_type: str) -> tuple:
+    """The known CHECK defects of released versions of a plugin type (KnownCheckDefect)."""
+    rules = PLUGINS.get(plugin_type)
+    return rules.check_defects if rules is not None else ()
+
+
 def add_blockers(plugins: list) -> list:
     """Why an ADD of these plugin objects would fail on this host as it is now, one line per
     plugin that says so (see ``PluginRules.add_blocker``)."""

@@ -12,7 +12,7 @@ import os
 import re
 
 from .._schemas import DEFS, plugin_schema
-from ._common import PluginRules, check_mac, check_mtu, map_of
+from ._common import KnownCheckDefect, PluginRules, check_mac, check_mtu, map_of
 
 SCHEMA = plugin_schema({
     "sysctl": {"type": "object", "additionalProperties": DEFS["string"]},
@@ -52,4 +52,9 @@ def check(plugin: dict, ctx) -> None:
     check_mac(plugin, ctx)
 
 
-RULES = PluginRules(SCHEMA, check, chained=True, since={"txQLen": "1.4.0"})
+IFNAME_SYSCTL_CHECK = KnownCheckDefect(
+    "tuning-ifname-sysctl", re.compile("/IFNAME/"),
+    "tuning before v1.3.0 does not put the interface name into IFNAME sysctl keys during CHECK "
+    "(containernetworking/plugins#885)", fixed_in="1.3.0")
+
+RULES = PluginRules(SCHEMA, check, chained=True, since={"txQLen": "1.4.0"}, check_defects=(IFNAME_SYSCTL_CHECK,))

@@ -115,18 +115,31 @@ def test_below_040_is_unchanged_without_check_while_the_netns_exists(setup, tmp_
 
 
 @pytest.mark.parametrize("content", [b"", b'{"kind": "cniCacheV1", "containerId"', b"[]"])
-def test_unusable_cache_is_repaired_or_deleted(setup, content):
+def test_an_unusable_cache_entry_is_never_taken_for_ours(setup, content):
+    # Another runtime's entry cut short by a crash: the container behind it may be running.
     plugins, engine, netns = setup
     net = network()
     path = _cache.entry_path(engine.cache_dir, AttachmentKey("net1", "c1", "eth0"))
     Path(path).parent.mkdir(parents=True)
     Path(path).write_bytes(content)
-    assert _attach.converge(engine, desired(net, netns)).action == "repaired"
-    Path(path).write_bytes(content)
-    plugins.clear()
-    assert _attach.converge(engine, desired(net, netns, state="absent")).action == "deleted"
+    for check_mode in (True, False):
+        with pytest.raises(_attach.UnusableEntryError) as caught:
+            _attach.converge(engine, desired(net, netns), check_mode=check_mode)
+        assert "network net1, container ID c1, ifname eth0" in str(caught.value) and path in str(caught.value)
+    assert verbs(plugins) == [] and Path(path).read_bytes() == content
+    assert _attach.converge(engine, desired(net, netns, state="absent")).action == "deleted"  # named: DEL
     assert verbs(plugins) == [("DEL", "meta"), ("DEL", "main")]
     assert not Path(path).exists()
+
+
+def test_a_legacy_cache_entry_of_another_runtime_is_left_alone(setup):
+    plugins, engine, netns = setup
+    path = _cache.entry_path(engine.cache_dir, AttachmentKey("net1", "c1", "eth0"))
+    Path(path).parent.mkdir(parents=True)
+    Path(path).write_text(json.dumps(RESULT))  # libcni before 2019: the bare result
+    with pytest.raises(_attach.UnusableEntryError, match="network net1, container ID c1, ifname eth0"):
+        _attach.converge(engine, desired(network(), netns))
+    assert verbs(plugins) == []
 
 
 def test_interrupted_add_is_repaired_and_counts_as_attached(setup):
@@ -333,3 +346,15 @@ def test_a_replace_that_cannot_put_the_attachment_back_reports_both_failures(set
     assert "it is detached" in str(caught.value) and "putting it back also failed" in str(caught.value)
     assert len(caught.value.to_dict()["put_back_errors"]) == 1
     assert engine.cached_entry("net1", Attachment("c1", netns)) is None
+
+
+def test_arguments_are_compared_as_a_mapping_whatever_order_the_runtime_cached(setup):
+    # containerd caches CNI_ARGS in map order, which Go randomises.
+    plugins, engine, netns = setup
+    net = network()
+    foreign_entry(engine, net, netns, cni_args=[["K8S_POD_NAME", "web"], ["IgnoreUnknown", "1"]])
+    declared = desired(net, netns, cni_args=[["IgnoreUnknown", "1"], ["K8S_POD_NAME", "web"]])
+    assert _attach.converge(engine, declared).action == "unchanged"
+    other = desired(net, netns, cni_args=[["IgnoreUnknown", "1"], ["K8S_POD_NAME", "db"]])
+    with pytest.raises(_attach.ForeignAttachmentError, match="arguments"):
+        _attach.converge(engine, other)

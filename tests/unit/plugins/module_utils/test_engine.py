@@ -20,6 +20,7 @@ from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachme
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import (
     CNIError, ConfigError, DeleteError, OperationError, PluginError)
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import AttachmentKey
+from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules import bridge as bridge_rules
 
 NETNS = "/var/run/netns/cnit-unit"
 
@@ -735,7 +736,7 @@ def test_known_tuning_check_defect_is_a_warning(engine, fake):
 
 
 def test_a_bridge_mac_that_moved_is_checked_again_with_the_current_mac(engine, fake, tmp_path, monkeypatch):
-    monkeypatch.setattr(_engine, "SYSFS_NET", str(tmp_path))
+    monkeypatch.setattr(bridge_rules, "SYSFS_NET", str(tmp_path))
     (tmp_path / "cnit-br0").mkdir()
     (tmp_path / "cnit-br0" / "address").write_text("0a:58:0a:00:00:09\n")
     fake.install("bridge", ADD={"result": {"cniVersion": "1.0.0", "interfaces": [
@@ -796,3 +797,24 @@ def test_every_plugin_call_goes_through_the_executor_given(tmp_path):
     assert [call[:2] for call in executor.calls] == [
         ("first", "ADD"), ("second", "ADD"), ("first", "CHECK"), ("second", "CHECK"), ("second", "DEL"), ("first", "DEL")]
     assert executor.calls[0][2:] == ("c1", "eth0", "K=V")
+
+
+def test_a_route_without_gw_is_checked_again_through_the_gateway_it_was_installed_with(engine, fake):
+    fake.install("bridge", ADD={"result": {"cniVersion": "1.0.0", "interfaces": [{"name": "eth0", "sandbox": "/x"}],
+                                          "ips": [{"address": "10.9.0.5/24", "gateway": "10.9.0.1", "interface": 0}],
+                                          "routes": [{"dst": "10.251.0.0/16"}, {"dst": "10.252.0.0/16", "gw": "10.9.0.1"}]}})
+    network = _net("bridge")
+    engine.add(network, _attachment())
+    missing = {"error": {"code": 999, "msg": "Expected Route {Dst:{IP:10.251.0.0 Mask:ffff0000} GW:<nil>} not found "
+                                               "in routing table"}}
+    fake.configure("bridge", CHECK=[dict(missing, if_stdin='"10.251.0.0/16"}')])  # fails only without the gw
+    fake.clear()
+
+    report = engine.check(network, _attachment())
+
+    assert list(report.tolerated) == ["bridge-route-without-gw"]
+    assert [c["stdin"]["prevResult"]["routes"][0] for c in fake.calls("CHECK")] == [
+        {"dst": "10.251.0.0/16"}, {"dst": "10.251.0.0/16", "gw": "10.9.0.1"}]
+    fake.configure("bridge", CHECK=missing)  # still missing through the gateway: really gone
+    with pytest.raises(PluginError, match="not found in routing table"):
+        engine.check(network, _attachment())

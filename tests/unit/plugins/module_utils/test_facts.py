@@ -99,3 +99,13 @@ def test_a_libcni_1_1_entry_is_read_with_the_netns_of_its_sandbox(host):
     [fact], problems = _facts.attachment_facts(host.engine)
     assert problems == []
     assert (fact["netns"], fact["netns_exists"], fact["managed"]) == (live, True, False)
+
+
+def test_network_facts_give_the_version_a_list_with_only_cni_versions_runs_at(host):
+    host.plugin()
+    (host.conf / "10-multi.conflist").write_text(json.dumps(
+        {"name": "multi", "cniVersions": ["0.4.0", "1.1.0"], "plugins": [{"type": "noop"}]}))
+
+    (fact,) = _facts.network_facts(str(host.conf), host.engine)
+
+    assert fact["cni_version"] == "1.1.0" and fact["valid"] is True

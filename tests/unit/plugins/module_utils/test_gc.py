@@ -288,3 +288,33 @@ def test_an_entry_that_names_no_namespace_is_not_taken_for_gone(host):
     host.conf.joinpath("unused").write_text("")
     host.cache_entry("retired", "nameless", "", cache_netns=False)
     assert _gc.gc_plan_orphaned(host.engine, "retired", None) == []
+
+
+def test_an_unusable_entry_is_never_collected_and_is_sent_to_gc_as_valid(host):
+    host.plugin()
+    host.conflist("net1")
+    truncated = host.cache.joinpath("results", "net1-ctr-9-eth0")
+    truncated.write_text('{"kind":"cniCacheV1","containerId":"ctr-9"')  # a runtime crashed mid-write
+    host.cache.joinpath("results", "net10-c1-eth0").write_text("")  # another network's
+    network = _gc.gc_networks(str(host.conf), "net1")[0][0]
+
+    assert _gc.gc_plan(host.engine, network, []) == []
+    report = _gc.collect(host.engine, network, [])
+
+    assert report == {"collected": [], "errors": []} and truncated.exists()
+    sent = host.calls("GC")[0]["stdin"]["cni.dev/valid-attachments"]
+    # The file name is <network>-<container ID>-<ifname>, and both may hold '-': every reading is kept.
+    assert sent == [{"containerID": "ctr", "ifname": "9-eth0"}, {"containerID": "ctr-9", "ifname": "eth0"}]
+    (unusable,) = _gc.unusable_entries(host.engine, "net1")
+    assert (unusable["network"], unusable["file"]) == ("net1", str(truncated)) and "not JSON" in unusable["reason"]
+    assert unusable["keys"] == [{"container_id": "ctr", "ifname": "9-eth0"}, {"container_id": "ctr-9", "ifname": "eth0"}]
+
+
+def test_networks_only_another_runtime_cached_are_not_orphaned(host):
+    # containerd attaches every pod to its built-in cni-loopback network, which no file declares.
+    host.conflist("net1")
+    host.cache_entry("cni-loopback", "4f1c", host.netns("pod"), ifname="lo", managed=False)
+    host.cache_entry("retired", "c1", host.netns("b"))
+    host.cache_entry("retired", "podman1", host.netns("c"), managed=False)
+
+    assert _gc.orphaned_networks(host.engine, {"net1"}) == ["retired"]

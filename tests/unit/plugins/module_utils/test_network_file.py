@@ -214,3 +214,16 @@ def test_installed_release_of_the_distro_binaries_asks_the_package_manager_once_
     assert calls == [["dpkg-query", "-W", "-f", "${Version}", "containernetworking-plugins"]]
     assert netfile.installed_release([netfile.DISTRO_PACKAGE[1]], lambda argv: (1, "", "not installed"))("bridge") is None
     assert netfile.installed_release([netfile.DISTRO_PACKAGE[1]])("bridge") is None
+
+
+def test_a_list_without_plugins_needs_drop_in_files_libcni_can_load(tmp_path):
+    conf = {"cniVersion": "1.0.0", "name": "web"}
+    own = str(tmp_path / "10-web.conflist")
+    report = netfile.validate_on_host(conf, own, str(tmp_path), ValidationReport())
+    assert [f.path for f in report.errors] == ["plugins"]
+    assert str(tmp_path / "web") in report.errors[0].message
+
+    (tmp_path / "web").mkdir()
+    (tmp_path / "web" / "10-lo.conf").write_text(json.dumps(LOOPBACK[0]))
+    report = netfile.validate_on_host(conf, own, str(tmp_path), ValidationReport())
+    assert report.errors == [] and [f.path for f in report.warnings] == ["plugins"]

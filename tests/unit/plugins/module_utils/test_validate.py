@@ -80,7 +80,8 @@ CASES = [
                          "ipam": {"type": "host-local", "subnet": "10.9.0.0/24"}}), None),
     ("bridge vlan 4095", net({"type": "bridge", "vlan": 4095}), "plugins[0].vlan"),
     ("bridge vlan negative", net({"type": "bridge", "vlan": -1}), "plugins[0].vlan"),
-    ("bridge mtu float", net({"type": "bridge", "mtu": 1500.0}), "plugins[0].mtu"),
+    ("bridge mtu fraction", net({"type": "bridge", "mtu": 1500.5}), "plugins[0].mtu"),
+    ("bridge mtu whole-number float", net({"type": "bridge", "mtu": 1500.0}), None),
     ("bridge mtu string", net({"type": "bridge", "mtu": "1500"}), "plugins[0].mtu"),
     ("bridge mtu bool", net({"type": "bridge", "mtu": True}), "plugins[0].mtu"),
     ("bridge ipMasq string", net({"type": "bridge", "ipMasq": "true"}), "plugins[0].ipMasq"),
@@ -286,15 +287,16 @@ def test_warnings(conf, expected):
 
 
 def test_clean_list_has_no_warnings():
-    report = validate_network_list(net(BRIDGE_HL, {"type": "portmap", "capabilities": {"portMappings": True}}))
+    bridge = hl(ranges=[[{"subnet": "10.9.0.0/24"}]])
+    report = validate_network_list(net(bridge, {"type": "portmap", "capabilities": {"portMappings": True}}))
     assert report.ok and report.warnings == []
 
 
 def test_messages_name_path_value_and_suggestion():
-    report = validate_network_list(net({"type": "bridge", "mtu": 1500.0, "ipmasq": "true", "isGatway": True}))
+    report = validate_network_list(net({"type": "bridge", "mtu": 1500.5, "ipmasq": "true", "isGatway": True}))
     by_path = {f.path: f for f in report.errors + report.warnings}
-    assert by_path["plugins[0].mtu"].value == 1500.0
-    assert "1500.0" in by_path["plugins[0].mtu"].message
+    assert by_path["plugins[0].mtu"].value == 1500.5
+    assert "1500.5" in by_path["plugins[0].mtu"].message
     assert "'ipMasq'" in by_path["plugins[0].ipmasq"].message
     assert "did you mean 'isGateway'" in by_path["plugins[0].isGatway"].message
     assert by_path["plugins[0].ipMasq"].to_dict() == {
@@ -457,3 +459,59 @@ def test_corpus_invalid(name):
 
 def test_corpus_invalid_is_complete():
     assert sorted(p.name for p in (FIXTURES / "invalid").glob("*.conflist")) == sorted(EXPECTED_INVALID)
+
+
+# --- what the plugins and libcni really do (seen beside v1.9.1 and real runtimes) --------------------
+
+def test_whole_number_floats_are_read_as_libcni_passes_them():
+    # libcni re-encodes each plugin object through a Go map: 1500.0 and 1e6 reach the plugin as
+    # 1500 and 1000000; a fraction, or a number too large for Go to print without an exponent, does not.
+    conf = net({"type": "bridge", "mtu": 1500.0, "ipam": {"type": "host-local", "subnet": "10.9.0.0/24"}},
+               {"type": "bandwidth", "ingressRate": 8e6, "ingressBurst": 1e6})
+    assert error_paths(conf) == []
+    data, report = validate_text(b'{"cniVersion": "1.0.0", "name": "t", "plugins": [{"type": "bridge", "mtu": 1.5e3}]}')
+    assert data is not None and report.errors == []
+    assert "plugins[1].ingressRate" in error_paths(net(PTP_HL, {"type": "bandwidth", "ingressRate": 1e21, "ingressBurst": 1}))
+
+
+def test_ip_masq_backend_is_not_checked_while_ip_masq_is_off():
+    for off in ({}, {"ipMasq": False}):
+        for plugin in (BRIDGE_HL, PTP_HL):
+            report = validate_network_list(net(dict(plugin, ipMasqBackend="nft", **off)))
+            assert report.errors == []
+            assert [f.message for f in report.warnings if f.path == "plugins[0].ipMasqBackend"] == [
+                "has no effect while ipMasq is off: the plugin ignores it then"]
+    current = installed({"bridge": CURRENT, "host-local": CURRENT})
+    assert "plugins[0].ipMasqBackend" in error_paths(net(dict(BRIDGE_HL, ipMasq=True, ipMasqBackend="nft")),
+                                                     installed_versions=current)
+
+
+def test_cni_versions_without_cni_version_run_at_the_highest_libcni_supports():
+    conf = {"name": "t", "cniVersions": ["0.4.0", "1.0.0"], "plugins": [BRIDGE_HL]}
+    report = validate_network_list(conf, installed_versions=installed({"bridge": CURRENT, "host-local": CURRENT}))
+    assert report.errors == [] and "cniVersion" not in [f.path for f in report.warnings]
+    # No declared version that every binary supports: the list runs at libcni's pick, not at 0.1.0.
+    too_old = installed({"bridge": ["0.1.0", "0.2.0", "0.3.0", "0.3.1"], "host-local": CURRENT})
+    report = validate_network_list(conf, installed_versions=too_old)
+    assert [(f.path, f.value) for f in report.errors] == [("cniVersion", "1.0.0")]
+
+
+def test_ptp_with_static_addresses_only_from_the_ips_capability_fails_in_the_binary():
+    static_ips = {"type": "ptp", "capabilities": {"ips": True}, "ipam": {"type": "static"}}
+    report = validate_network_list(net(static_ips))
+    assert [f.path for f in report.errors] == ["plugins[0].capabilities.ips"]
+    assert "no gateway" in report.errors[0].message
+    with_addresses = dict(static_ips, ipam={"type": "static", "addresses": [
+        {"address": "10.9.3.2/24", "gateway": "10.9.3.1"}]})
+    report = validate_network_list(net(with_addresses))
+    assert report.errors == [] and "plugins[0].capabilities.ips" in [f.path for f in report.warnings]
+    bridge = dict(static_ips, type="bridge")
+    assert "plugins[0].capabilities.ips" not in error_paths(net(bridge)) + warning_paths(net(bridge))
+
+
+def test_host_local_flat_subnet_form_is_warned_of_for_podman():
+    report = validate_network_list(net(BRIDGE_HL))
+    assert report.errors == []
+    (warning,) = [f for f in report.warnings if f.path == "plugins[0].ipam.subnet"]
+    assert "podman" in warning.message and "ranges" in warning.message
+    assert "plugins[0].ipam.subnet" not in warning_paths(net(hl(ranges=[[{"subnet": "10.9.0.0/24"}]])))

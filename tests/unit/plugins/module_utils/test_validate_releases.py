@@ -44,8 +44,8 @@ RELEASE_RULES = [
      "1.3.0", "vlanTrunk"),
     ("disableContainerInterface with IPAM (v1.4.1)", {"type": "bridge", "disableContainerInterface": True, "ipam": HL},
      "plugins[0].disableContainerInterface", "1.4.1", "disableContainerInterface"),
-    ("ipMasqBackend value (v1.6.0)", {"type": "bridge", "ipMasqBackend": "nft"}, "plugins[0].ipMasqBackend", "1.6.0",
-     "ipMasqBackend"),
+    ("ipMasqBackend value (v1.6.0)", {"type": "bridge", "ipMasq": True, "ipMasqBackend": "nft", "ipam": HL},
+     "plugins[0].ipMasqBackend", "1.6.0", "ipMasqBackend"),
     ("portmap iptables conditions with nftables (v1.6.0)",
      {"type": "portmap", "backend": "nftables", "conditionsV6": ["-s", "fd00::/8"]}, "plugins[0].conditionsV6", "1.6.0", "backend"),
     ("portmap chain with nftables (v1.6.0)", {"type": "portmap", "backend": "nftables", "externalSetMarkChain": "X"},
@@ -233,3 +233,14 @@ def test_a_missing_plugin_is_an_error_naming_the_type(plugin_dir):
     report = validate_network_list(net({"type": "bridge"}), installed_versions=versions)
     assert [(f.path, f.value) for f in report.errors] == [("plugins[0].type", "bridge")]
     assert str(PluginNotFoundError("bridge", [plugin_dir])) in report.errors[0].message
+
+
+def test_a_route_without_gw_warns_of_bridge_releases_whose_check_fails_on_it():
+    routed = {"type": "bridge", "ipam": dict(HL, routes=[{"dst": "10.10.0.0/16"}, {"dst": "10.11.0.0/16", "gw": "10.9.0.1"}])}
+    for release, versions in (("1.1.1", OLD), (None, OLD)):
+        errors, warnings = findings(net(routed), **installed(versions, release))
+        assert errors == [] and warnings.count("plugins[0].ipam.routes[0]") == 1
+        assert "plugins[0].ipam.routes[1]" not in warnings
+    for release, versions in (("1.3.0", OLD), (None, NEW)):
+        assert "plugins[0].ipam.routes[0]" not in findings(net(routed), **installed(versions, release))[1]
+    assert "plugins[0].ipam.routes[0]" not in findings(net(routed))[1]  # no binary probed: nothing to say
