@@ -21,7 +21,9 @@ import re
 import stat
 import subprocess
 
-from ._conflist import CONFLIST_EXTENSIONS, ENVELOPE_OPTIONS, libcni_order, load_conf_dir, render_conflist
+from ._conflist import (
+    CONFLIST_EXTENSIONS, ENVELOPE_OPTIONS, TOO_DEEP, go_json_problem, libcni_order, load_conf_dir, render_conflist,
+)
 from ._errors import CNIError, ConfigError
 from ._exec import PluginExecutor, find_plugin
 from ._fileio import atomic_write
@@ -56,6 +58,7 @@ def build_conflist(name: str, plugins: list | None = None, config=None, **envelo
     override its keys. Without ``config``, ``plugins`` and the envelope options make the list."""
     check_network_name(name, "name")
     report = ValidationReport()
+    option = "config" if config is not None else "plugins"
     if config is None:
         conf = {"cniVersion": envelope.get("cni_version") or DEFAULT_CNI_VERSION, "name": name, "plugins": plugins}
     elif isinstance(config, dict):
@@ -63,7 +66,8 @@ def build_conflist(name: str, plugins: list | None = None, config=None, **envelo
     elif isinstance(config, (str, bytes)):
         conf, report = parse_conflist_text(config)
         if conf is None:
-            raise ConfigError("config", report.errors[0].message)
+            error = report.errors[0]
+            raise ConfigError(f"config.{error.path}" if error.path else "config", error.message)
     else:
         raise ConfigError("config", "must be a conflist as a mapping or as JSON text", type(config).__name__)
     if not isinstance(conf, dict):
@@ -72,7 +76,13 @@ def build_conflist(name: str, plugins: list | None = None, config=None, **envelo
         # As the file will hold it: YAML's non-string keys become strings, tuples become lists.
         conf = json.loads(json.dumps(conf))
     except (TypeError, ValueError) as exc:
-        raise ConfigError("config" if config is not None else "plugins", f"cannot be written as JSON: {exc}") from None
+        raise ConfigError(option, f"cannot be written as JSON: {exc}") from None
+    except RecursionError:
+        raise ConfigError(option, TOO_DEEP) from None
+    problem = go_json_problem(conf)
+    if problem:
+        raise ConfigError(f"config.{problem.path}" if config is not None else problem.path, problem.message,
+                          problem.value)
     if conf.setdefault("name", name) != name:
         raise ConfigError("config.name", f"differs from the task's name {name!r}", conf["name"])
     for option, key in ENVELOPE_OPTIONS.items():
