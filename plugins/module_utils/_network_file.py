@@ -27,7 +27,7 @@ from ._conflist import (
 from ._errors import CNIError, ConfigError
 from ._exec import PluginExecutor, find_plugin
 from ._fileio import atomic_write
-from ._identifiers import check_network_name
+from ._identifiers import check_conflist_file_name, check_file_name, check_network_name
 from ._validate import ValidationReport, parse_conflist_text, validate_network_list
 
 # Debian's package of the reference plugins, and where it puts them.
@@ -43,9 +43,10 @@ def conflist_path(conf_dir: str, name: str, priority: int = DEFAULT_PRIORITY, fi
     if filename is None:
         if not isinstance(priority, int) or isinstance(priority, bool) or not 0 <= priority <= 99:
             raise ConfigError("priority", "must be an integer from 0 to 99", priority)
-        return os.path.join(conf_dir, f"{priority:02d}-{name}.conflist")
-    if not filename or "/" in filename or filename.startswith("."):
+        return os.path.join(conf_dir, check_file_name(f"{priority:02d}-{name}.conflist", "name", name))
+    if not isinstance(filename, str) or not filename or "/" in filename or filename.startswith("."):
         raise ConfigError("filename", "must be a plain file name in conf_dir, not a path or a hidden file", filename)
+    check_conflist_file_name(filename)
     if not filename.endswith(CONFLIST_EXTENSIONS):
         raise ConfigError("filename", "must end in .conflist: runtimes read network lists only from such files", filename)
     return os.path.join(conf_dir, filename)

@@ -355,6 +355,8 @@ def build_desired(spec: dict, path: str, networks: NetworkSource, run_check: boo
     if not spec["netns"]:
         raise ConfigError(f"{path}netns", "a network namespace name or path is required", spec["netns"])
     namespace = netns_path(spec["netns"], f"{path}netns")
+    if spec["state"] == "present" and not netns_name(namespace):
+        _netns.check_netns_file(namespace, f"{path}netns")
     attachment = Attachment(
         container_id=spec["container_id"] or cnitool_container_id(namespace),
         netns=namespace, ifname=spec["ifname"],
