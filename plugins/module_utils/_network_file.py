@@ -178,7 +178,18 @@ def parse_mode(mode) -> int:
             raise ConfigError("mode", "must be an octal file mode like '0644'", mode) from None
     if not 0 <= value <= 0o7777:
         raise ConfigError("mode", "must be an octal file mode like '0644'", mode)
+    if value & (stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX):
+        raise ConfigError("mode", "must not set the setuid, setgid or sticky bit: a conflist is read, not run", mode)
     return value
+
+
+def mode_warning(mode: int) -> str | None:
+    """Why a conflist mode is dangerous, if it is: whoever can write the file chooses the
+    plugin binaries root runs, and their arguments."""
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return (f"mode 0{mode:03o} lets group or other users write the conflist, and so choose the plugin binaries "
+                "that root runs for this network; use 0644 or tighter")
+    return None
 
 
 def resolve_id(value, kind: str) -> int | None:
