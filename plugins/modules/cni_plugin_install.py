@@ -51,6 +51,8 @@ options:
         no longer selected.
       - V(absent) removes the plugins the manifest lists (all of them, or those in O(plugins)) and, when none
         remain, the manifest.
+      - Either way a listed file whose content changed since it was installed is left in place and reported in
+        RV(modified), never removed.
     type: str
     choices: [present, absent]
     default: present
@@ -237,6 +239,15 @@ removed:
   type: list
   elements: str
   sample: [sbr]
+modified:
+  description:
+    - Plugins the manifest lists that were to be removed but whose content changed since they were installed
+      (an operator's own build, a file someone else put there). They are left in place, no longer managed, and
+      a warning names each.
+  returned: always
+  type: list
+  elements: str
+  sample: []
 downloaded:
   description: Whether the tarball was downloaded (in check mode, into a temporary directory outside O(dest)).
   returned: always
@@ -314,6 +325,8 @@ def main():
         fail_from_error(module, exc)
     if not module._diff:
         result.pop("diff")
+    for warning in result.pop("warnings"):
+        module.warn(warning)
     module.exit_json(**result)
 
 
