@@ -15,7 +15,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 
-from ._download import Limits, ReleaseError, mask_url, parse_checksum
+from ._download import Limits, ReleaseError, cleartext_warning, mask_url, parse_checksum
 from ._errors import ConfigError
 from ._manifest import (
     Plan, Request, apply, is_plugin_name, manifest_is_current, plan_absent, plan_present, plan_result,
@@ -65,7 +65,10 @@ def ensure(opts: Options, fetch, workdir: str, check_mode: bool, limits: Limits 
             plan = Plan(dest, manifest, manifest)
         else:
             plan = plan_present(dest, manifest, request, source, opts.force)
-        return _carry_out(plan, source, check_mode, opts.probe_timeout)
+        result = _carry_out(plan, source, check_mode, opts.probe_timeout)
+    warning = request.checksum and cleartext_warning(request.source, request.checksum)  # downloads only
+    result["warnings"] += [warning] if warning else []
+    return result
 
 
 def _check_plugins(plugins: tuple | None) -> tuple | None:

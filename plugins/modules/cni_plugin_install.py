@@ -110,6 +110,8 @@ options:
       - When omitted for a download, the release's own C(<tarball>.sha256) file is used. That protects against
         corrupted and truncated downloads, not against a compromised release or mirror, which can change both
         files; pin V(sha256:<hex>) for that.
+      - A download over plain C(http://) (the tarball or its checksum file) without a pinned digest gets a warning:
+        anyone on the network path could replace the binaries and their checksum together.
       - When omitted for O(src), the tarball is not verified. Not allowed with O(src_dir).
     type: str
   plugins:
@@ -150,6 +152,10 @@ options:
   force_basic_auth:
     description:
       - Send the basic authentication header with the first request instead of waiting for a 401.
+      - Either way credentials (these options or a user:password in a URL) go only to the server they were given
+        for. With O(force_basic_auth=true) the header goes with the first request only and a redirect is
+        followed without it, so another server (a CDN, anyone) never receives it; without, credentials answer
+        only a 401 challenge of the server they were given for.
     type: bool
     default: false
 notes:
@@ -270,7 +276,9 @@ def _fetcher(module):
     """fetch(url) through Ansible's fetch_url: proxies, validate_certs, basic auth and timeout
     behave as in get_url."""
     def fetch(url):
-        response, info = fetch_url(module, url, timeout=module.params["timeout"])
+        # Credentials go to the URL they were given for, never along a redirect (a mirror's redirect
+        # to a CDN or to anyone else): urllib would copy the Authorization header to the new host.
+        response, info = fetch_url(module, url, timeout=module.params["timeout"], unredirected_headers=["Authorization"])
         if info["status"] != 200 or response is None:
             reason = str(info.get("msg", "")).replace(url, mask_url(url))
             raise ReleaseError(f"cannot download {mask_url(url)}: HTTP {info['status']} {reason}".rstrip())
