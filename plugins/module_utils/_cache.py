@@ -118,9 +118,10 @@ def entry_path(cache_dir: str, key: AttachmentKey) -> str:
 
 
 def write_entry(cache_dir: str, entry: CacheEntry) -> str:
+    key = entry.key  # checked before any file is touched
     with _subdir(cache_dir, RESULTS_SUBDIR, create=True) as directory:
-        atomic_write_at(directory, entry.key.file_name, entry.to_json(), mode=0o600)
-    return entry_path(cache_dir, entry.key)
+        atomic_write_at(directory, key.file_name, entry.to_json(), mode=0o600)
+    return entry_path(cache_dir, key)
 
 
 def _parse(path: str, data: bytes, key: AttachmentKey | None = None) -> CacheEntry:
