@@ -114,13 +114,15 @@ options:
   filename:
     description:
       - The file name in O(conf_dir), overriding O(priority). It must end in C(.conflist).
+      - It follows the rule of network names, starting with a letter or digit and holding only letters, digits,
+        C(_), C(.) and C(-), at most 255 bytes.
     type: str
   mode:
     description:
       - The file's permissions, as an octal string such as V('0644') (quote it in YAML) or a number.
       - Symbolic modes such as V(u=rw,g=r) are not accepted, nor are the setuid, setgid and sticky bits.
-      - A mode that lets group or others write the file (such as V('0664') or V('0666')) gets a warning: whoever
-        can write a conflist chooses the plugin binaries root runs.
+      - A mode that lets group or others write the file (such as V('0664') or V('0666')) gets a warning, since
+        whoever can write a conflist chooses the plugin binaries root runs.
     type: raw
     default: '0644'
   owner:

@@ -110,8 +110,8 @@ options:
       - When omitted for a download, the release's own C(<tarball>.sha256) file is used. That protects against
         corrupted and truncated downloads, not against a compromised release or mirror, which can change both
         files; pin V(sha256:<hex>) for that.
-      - A download over plain C(http://) (the tarball or its checksum file) without a pinned digest gets a warning:
-        anyone on the network path could replace the binaries and their checksum together.
+      - A download over plain C(http://) (the tarball or its checksum file) without a pinned digest gets a warning,
+        since anyone on the network path could replace the binaries and their checksum together.
       - When omitted for O(src), the tarball is not verified. Not allowed with O(src_dir).
     type: str
   plugins:
