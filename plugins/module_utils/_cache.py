@@ -283,7 +283,7 @@ def _stripe_lock_name(kind: str, *parts: str) -> str:
 
 
 def _is_lock_name(name: str) -> bool:
-    kind, _, rest = name.partition("-")
+    kind, _dash, rest = name.partition("-")
     label = rest[:-len(LOCK_SUFFIX)]
     if name != _lock_name(kind, label):
         return False

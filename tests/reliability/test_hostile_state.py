@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "utils"))
 import release_server  # noqa: E402  pylint: disable=wrong-import-position,import-error
 
 KEY = AttachmentKey("cnit-r-net", "c1", "eth0")
+ENTRY = _cache.CacheEntry(KEY.network, KEY.container_id, KEY.ifname, config=b"{}", result={}, managed=True)
 SUBDIRS = (_cache.RESULTS_SUBDIR, _cache.LOCKS_SUBDIR, _cache.PENDING_SUBDIR)
 
 
@@ -75,8 +76,7 @@ OPERATIONS = {
     "lock": lambda cache: _hold(_cache.attachment_lock(cache, KEY)),
     "gc lock": lambda cache: _hold(_cache.network_gc_lock(cache, KEY.network)),
     "idle lock sweep": _cache.remove_idle_lock_files,
-    "write entry": lambda cache: _cache.write_entry(cache, _cache.CacheEntry(KEY.network, KEY.container_id, KEY.ifname,
-                                                                           config=b"{}", result={}, managed=True)),
+    "write entry": lambda cache: _cache.write_entry(cache, ENTRY),
     "read entry": lambda cache: _cache.read_entry(cache, KEY),
     "delete entry": lambda cache: _cache.delete_entry(cache, KEY),
     "list entries": _cache.list_entries,
@@ -340,7 +340,9 @@ def release(tmp_path):
 @pytest.mark.parametrize("force_basic_auth", [True, False])
 def test_credentials_never_follow_a_redirect_to_another_origin(tmp_path, release, force_basic_auth):
     root, relative = release
-    with _server(root) as (other, other_url), _server(root, redirect_to=other_url) as (given, given_url):
+    with contextlib.ExitStack() as servers:
+        other, other_url = servers.enter_context(_server(root))
+        given, given_url = servers.enter_context(_server(root, redirect_to=other_url))
         result = modules.run("cni_plugin_install", {
             "url": f"{given_url}/{relative}", "version": "1.1.1", "dest": str(tmp_path / "bin"),
             "url_username": "operator", "url_password": "s3cret", "force_basic_auth": force_basic_auth,
