@@ -326,9 +326,10 @@ def _subdir(cache_dir: str, subdir: str, create: bool = False):
 
 def _open_subdir(cache_dir: str, subdir: str, create: bool) -> int | None:
     """Open a directory of the cache dir without following a symlink, creating it (0700) if
-    asked, and make sure it is ours: a real directory, owned by the user we run as, that no
-    group or other user can write. Anyone else who can write to the cache dir could otherwise
-    point it at a directory whose files we would then create, truncate or delete, as root."""
+    asked, and make sure it is ours: a real directory, owned by root or the user we run as,
+    that no group or other user can write. Anyone else who can write to the cache dir could otherwise
+    point it at a directory whose files we would then create, truncate or delete, as root.
+    (Root's directories are trusted by an unprivileged run too: cni_info reads root's cache.)"""
     path = os.path.join(cache_dir, subdir)
     for _attempt in range(LOCK_ATTEMPTS):
         try:
@@ -344,8 +345,8 @@ def _open_subdir(cache_dir: str, subdir: str, create: bool) -> int | None:
         raise ConfigError("cache_dir", f"{path} was removed under us {LOCK_ATTEMPTS} times", cache_dir)
     st = os.fstat(fd)
     problem = None
-    if st.st_uid != os.geteuid():
-        problem = f"is owned by uid {st.st_uid}, not by uid {os.geteuid()} that runs the collection"
+    if st.st_uid not in (0, os.geteuid()):
+        problem = f"is owned by uid {st.st_uid}, neither root nor uid {os.geteuid()} that runs the collection"
     elif st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         problem = f"is writable by group or others (mode 0{stat.S_IMODE(st.st_mode):o})"
     if problem:
