@@ -70,10 +70,15 @@ options:
     description:
       - The network namespace, as a name (mapped to C(/var/run/netns/<name>), the spelling C(ip netns) and
         C(cnitool)'s documentation use) or as an absolute path, used as given.
+      - A path may not contain C(..), and with O(state=present) an existing file that is no network namespace
+        (such as a regular file) is refused before any plugin runs.
       - Required unless every item of O(attachments) names one.
     type: str
   ifname:
-    description: Name of the interface inside the namespace (C(CNI_IFNAME)).
+    description:
+      - Name of the interface inside the namespace (C(CNI_IFNAME)), at most 15 bytes of printable ASCII without
+        C(/) or C(:). Control characters and letters outside ASCII (look-alikes such as a Cyrillic e) are
+        refused.
     type: str
     default: eth0
   container_id:
