@@ -22,13 +22,15 @@ import errno
 import fcntl
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 
 from ._errors import CNIError, ConfigError
 from ._fileio import (
-    atomic_write, ensure_dir, fsync_dir, read_if_exists, remove_if_exists, remove_if_unlocked, remove_written_file,
+    DIRECTORY_FLAGS, NotARegularFile, atomic_write_at, ensure_dir, read_regular_at, remove_if_exists,
+    remove_if_unlocked, remove_written_file_at,
 )
-from ._identifiers import AttachmentKey, check_network_name
+from ._identifiers import ID_PATTERN, AttachmentKey, check_network_name
 
 KIND = "cniCacheV1"
 RESULTS_SUBDIR = "results"
@@ -36,6 +38,8 @@ LOCKS_SUBDIR = "cnikit-locks"  # ours, beside libcni's results/
 PENDING_SUBDIR = "cnikit-pending"  # intent markers of ADDs in progress
 LOCK_STRIPES = 256  # attachment locks are striped so lock files never accumulate
 LOCK_ATTEMPTS = 20  # a lock file removed by an idle sweep is opened anew, this many times at most
+STRIPED_LOCK_KINDS = ("attachment", "interface")
+LOCK_SUFFIX = ".lock"
 OWNER_KEY = "cnikit"  # the member that marks an entry as written by this collection
 
 
@@ -132,11 +136,10 @@ def entry_path(cache_dir: str, key: AttachmentKey) -> str:
 
 
 def write_entry(cache_dir: str, entry: CacheEntry) -> str:
-    path = entry_path(cache_dir, entry.key)
-    ensure_dir(cache_dir, 0o700)
-    ensure_dir(os.path.dirname(path), 0o700)
-    atomic_write(path, entry.to_json(), mode=0o600)
-    return path
+    key = entry.key  # checked before any file is touched
+    with _subdir(cache_dir, RESULTS_SUBDIR, create=True) as directory:
+        atomic_write_at(directory, key.file_name, entry.to_json(), mode=0o600)
+    return entry_path(cache_dir, key)
 
 
 def _parse(path: str, data: bytes, key: AttachmentKey | None = None) -> CacheEntry:
@@ -177,79 +180,85 @@ def _parse(path: str, data: bytes, key: AttachmentKey | None = None) -> CacheEnt
 def read_entry(cache_dir: str, key: AttachmentKey) -> CacheEntry | None:
     """The cached attachment, None if there is none; CacheError if the file is unusable."""
     path = entry_path(cache_dir, key)
-    data = read_if_exists(path)
+    with _subdir(cache_dir, RESULTS_SUBDIR) as directory:
+        if directory is None:
+            return None
+        try:
+            data = read_regular_at(directory, key.file_name)
+        except NotARegularFile as exc:
+            raise CacheError(path, exc.strerror) from None
     if data is None:
         return None
     return _parse(path, data, key)
 
 
 def delete_entry(cache_dir: str, key: AttachmentKey) -> bool:
-    return remove_written_file(entry_path(cache_dir, key))
-
-
-def _pending_path(cache_dir: str, key: AttachmentKey) -> str:
-    return os.path.join(cache_dir, PENDING_SUBDIR, key.file_name)
+    with _subdir(cache_dir, RESULTS_SUBDIR) as directory:
+        return directory is not None and remove_written_file_at(directory, key.file_name)
 
 
 def mark_pending(cache_dir: str, key: AttachmentKey) -> None:
     """Record that an ADD is starting, so a run killed half-way is known to the next one."""
-    path = _pending_path(cache_dir, key)
     # An empty file has no content to replace atomically: creating it and making its directory
     # entry durable is enough, and saves atomic_write's rename and second fsync on every ADD.
-    fd = _open_in_own_dir(cache_dir, path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
+    with contextlib.ExitStack() as stack:
+        directory, fd = _create_in_subdir(cache_dir, PENDING_SUBDIR, key.file_name, os.O_WRONLY | os.O_TRUNC, stack)
         os.fchmod(fd, 0o600)
-    finally:
-        os.close(fd)
-    fsync_dir(os.path.dirname(path))
+        os.fsync(directory)
 
 
 def clear_pending(cache_dir: str, key: AttachmentKey) -> None:
-    path = _pending_path(cache_dir, key)
-    if remove_if_exists(path):
-        _remove_dir_if_empty(os.path.dirname(path))
+    with _subdir(cache_dir, PENDING_SUBDIR) as directory:
+        removed = directory is not None and remove_if_exists(key.file_name, directory)
+    if removed:
+        _remove_dir_if_empty(os.path.join(cache_dir, PENDING_SUBDIR))
 
 
 def is_pending(cache_dir: str, key: AttachmentKey) -> bool:
-    return os.path.exists(_pending_path(cache_dir, key))
+    with _subdir(cache_dir, PENDING_SUBDIR) as directory:
+        if directory is None:
+            return False
+        try:
+            os.stat(key.file_name, dir_fd=directory, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+    return True
 
 
 def list_entries(cache_dir: str, network: str | None = None) -> tuple:
     """All usable cniCacheV1 entries (optionally of one network), sorted by file name, and the
     CacheErrors of the files that could not be used."""
-    directory = os.path.join(cache_dir, RESULTS_SUBDIR)
-    try:
-        names = sorted(os.listdir(directory))
-    except FileNotFoundError:
-        return [], []
     entries, problems = [], []
-    for name in names:
-        path = os.path.join(directory, name)
-        if name.startswith(".") or not os.path.isfile(path):
-            continue  # our own in-flight temporary files, and anything that is not an entry
-        try:
-            entry = _parse(path, read_if_exists(path) or b"")
-        except CacheError as exc:
-            problems.append(exc)
-            continue
-        if entry.config is not None and (network is None or entry.network == network):
-            entries.append(entry)
+    with _subdir(cache_dir, RESULTS_SUBDIR) as directory:
+        for name in sorted(os.listdir(directory)) if directory is not None else []:
+            if name.startswith("."):
+                continue  # our own in-flight temporary files
+            path = os.path.join(cache_dir, RESULTS_SUBDIR, name)
+            try:
+                entry = _parse(path, read_regular_at(directory, name) or b"")
+            except NotARegularFile:
+                continue  # a symlink, a directory: not an entry, and never followed
+            except CacheError as exc:
+                problems.append(exc)
+                continue
+            if entry.config is not None and (network is None or entry.network == network):
+                entries.append(entry)
     return entries, problems
 
 
 @contextlib.contextmanager
 def attachment_lock(cache_dir: str, key: AttachmentKey):
     """Serialise operations on one attachment, and keep GC of its network out meanwhile."""
-    with _file_lock(cache_dir, _network_lock_name(key.network), shared=True):
-        with _file_lock(cache_dir, _stripe_lock_name("attachment", key.network, key.container_id, key.ifname)):
-            yield
+    with _file_locks(cache_dir, (_network_lock_name(key.network), True),
+                     (_stripe_lock_name("attachment", key.network, key.container_id, key.ifname), False)):
+        yield
 
 
 @contextlib.contextmanager
 def interface_lock(cache_dir: str, netns: str, ifname: str):
     """Serialise the ADDs that create ``ifname`` in ``netns``, whatever their network, so that
     checking the name is free and creating it are one step."""
-    with _file_lock(cache_dir, _stripe_lock_name("interface", netns, ifname)):
+    with _file_locks(cache_dir, (_stripe_lock_name("interface", netns, ifname), False)):
         yield
 
 
@@ -257,71 +266,152 @@ def interface_lock(cache_dir: str, netns: str, ifname: str):
 def network_gc_lock(cache_dir: str, network: str):
     """Exclusive against every ADD/DEL/CHECK of ``network`` (the spec's GC rule)."""
     check_network_name(network, "network")
-    with _file_lock(cache_dir, _network_lock_name(network)):
+    with _file_locks(cache_dir, (_network_lock_name(network), False)):
         yield
 
 
 def remove_idle_lock_files(cache_dir: str) -> None:
     """Delete the lock files nobody holds, and the lock and intent-marker directories once
-    empty, so that a host whose attachments are all gone keeps no trace of ours. A process that
-    opened a lock file just before it was deleted sees so once it holds the lock, and opens the
-    file anew (:func:`_file_lock`)."""
-    directory = os.path.join(cache_dir, LOCKS_SUBDIR)
-    try:
-        names = os.listdir(directory)
-    except (FileNotFoundError, NotADirectoryError):
-        names = []
-    for name in names:
-        remove_if_unlocked(os.path.join(directory, name))
-    _remove_dir_if_empty(directory)
+    empty, so that a host whose attachments are all gone keeps no trace of ours. Only names
+    this collection gives its lock files are deleted: whatever else the directory holds is
+    someone else's. A process that opened a lock file just before it was deleted sees so once
+    it holds the lock, and opens the file anew (:func:`_file_locks`)."""
+    with _subdir(cache_dir, LOCKS_SUBDIR) as directory:
+        for name in os.listdir(directory) if directory is not None else []:
+            if _is_lock_name(name):
+                remove_if_unlocked(directory, name)
+    _remove_dir_if_empty(os.path.join(cache_dir, LOCKS_SUBDIR))
     _remove_dir_if_empty(os.path.join(cache_dir, PENDING_SUBDIR))
 
 
+# The one place lock file names are made, and recognised: network-<network name>.lock, and
+# <kind>-<stripe, three digits>.lock for the striped kinds.
+
+def _lock_name(kind: str, label: str) -> str:
+    return f"{kind}-{label}{LOCK_SUFFIX}"
+
+
 def _network_lock_name(network: str) -> str:
-    return f"network-{network}.lock"
+    return _lock_name("network", network)
 
 
 def _stripe_lock_name(kind: str, *parts: str) -> str:
     stripe = int(hashlib.sha256("\0".join(parts).encode()).hexdigest(), 16) % LOCK_STRIPES
-    return f"{kind}-{stripe:03d}.lock"
+    return _lock_name(kind, f"{stripe:03d}")
+
+
+def _is_lock_name(name: str) -> bool:
+    kind, _dash, rest = name.partition("-")
+    label = rest[:-len(LOCK_SUFFIX)]
+    if name != _lock_name(kind, label):
+        return False
+    if kind == "network":
+        return bool(ID_PATTERN.match(label))
+    return kind in STRIPED_LOCK_KINDS and len(label) == 3 and label.isascii() and label.isdigit() \
+        and int(label) < LOCK_STRIPES
 
 
 @contextlib.contextmanager
-def _file_lock(cache_dir: str, name: str, shared: bool = False):
-    """Hold the flock of lock file ``name``. A file that :func:`remove_idle_lock_files` deleted
+def _file_locks(cache_dir: str, *locks: tuple):
+    """Hold the flocks of lock files ``(name, shared)``, taken in this order, with the lock
+    directory opened (and checked) once. A file that :func:`remove_idle_lock_files` deleted
     between our open and our flock is no lock any more (st_nlink 0): open it anew."""
-    path = os.path.join(cache_dir, LOCKS_SUBDIR, name)
-    for _attempt in range(LOCK_ATTEMPTS):
-        fd = _open_in_own_dir(cache_dir, path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, what="lock files")
-        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
-        if os.fstat(fd).st_nlink:
-            break
-        os.close(fd)
-    else:
-        raise ConfigError("cache_dir", f"lock file {path} was removed under us {LOCK_ATTEMPTS} times", cache_dir)
-    try:
+    with contextlib.ExitStack() as stack:
+        directory = None
+        for name, shared in locks:
+            for _attempt in range(LOCK_ATTEMPTS):
+                directory, fd = _create_in_subdir(cache_dir, LOCKS_SUBDIR, name, os.O_RDWR, stack, directory)
+                fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+                if os.fstat(fd).st_nlink:
+                    break
+            else:
+                raise ConfigError("cache_dir", f"lock file {os.path.join(cache_dir, LOCKS_SUBDIR, name)} was "
+                                  f"removed under us {LOCK_ATTEMPTS} times", cache_dir)
         yield
+
+
+@contextlib.contextmanager
+def _subdir(cache_dir: str, subdir: str, create: bool = False):
+    """The descriptor of ``cache_dir/subdir``, checked by :func:`_open_subdir`; None when it does
+    not exist and ``create`` is false. Closed on leaving."""
+    fd = _open_subdir(cache_dir, subdir, create)
+    try:
+        yield fd
     finally:
-        os.close(fd)
+        if fd is not None:
+            os.close(fd)
 
 
-def _open_in_own_dir(cache_dir: str, path: str, flags: int, what: str = "files") -> int:
-    """Open ``path`` (mode 0600) in its subdirectory of ``cache_dir``, creating both as needed;
-    the subdirectory may be removed by a concurrent cleanup while empty, so it is made anew. A
-    cache dir that cannot hold it (read-only, not a directory) is a ConfigError naming
-    ``cache_dir``, not an OSError escaping a module."""
-    directory = os.path.dirname(path)
+def _open_subdir(cache_dir: str, subdir: str, create: bool) -> int | None:
+    """Open a directory of the cache dir without following a symlink, creating it (0700) if
+    asked, and make sure it is ours: a real directory, owned by root or the user we run as,
+    that no group or other user can write. Anyone else who can write to the cache dir could otherwise
+    point it at a directory whose files we would then create, truncate or delete, as root.
+    (Root's directories are trusted by an unprivileged run too: cni_info reads root's cache.)"""
+    path = os.path.join(cache_dir, subdir)
     for _attempt in range(LOCK_ATTEMPTS):
         try:
-            ensure_dir(cache_dir, 0o700)
-            ensure_dir(directory, 0o700)
-            return os.open(path, flags, 0o600)
+            fd = os.open(path, DIRECTORY_FLAGS | os.O_NOFOLLOW)
+            break
         except FileNotFoundError:
-            continue  # the directory was removed between ensure_dir and open
+            if not create:
+                return None
+            _make_subdir(cache_dir, path)
         except OSError as exc:
-            raise ConfigError("cache_dir", f"cannot create {what} in {directory} ({exc.strerror}: {exc.filename})",
-                              cache_dir) from None
-    raise ConfigError("cache_dir", f"{directory} was removed under us {LOCK_ATTEMPTS} times", cache_dir)
+            raise ConfigError("cache_dir", _unusable_dir(cache_dir, path, exc), cache_dir) from None
+    else:
+        raise ConfigError("cache_dir", f"{path} was removed under us {LOCK_ATTEMPTS} times", cache_dir)
+    st = os.fstat(fd)
+    problem = None
+    if st.st_uid not in (0, os.geteuid()):
+        problem = f"is owned by uid {st.st_uid}, neither root nor uid {os.geteuid()} that runs the collection"
+    elif st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        problem = f"is writable by group or others (mode 0{stat.S_IMODE(st.st_mode):o})"
+    if problem:
+        os.close(fd)
+        raise ConfigError("cache_dir", f"{path} {problem}: refusing to use it; make it a directory only its "
+                          "owner can write, or remove it", cache_dir)
+    return fd
+
+
+def _make_subdir(cache_dir: str, path: str) -> None:
+    try:
+        ensure_dir(cache_dir, 0o700)
+        os.mkdir(path, 0o700)  # the umask can only narrow it, and the owner's bits are all we need
+    except FileExistsError:
+        pass  # made meanwhile, or not a directory: the open that follows tells
+    except OSError as exc:
+        raise ConfigError("cache_dir", _unusable_dir(cache_dir, path, exc), cache_dir) from None
+
+
+def _unusable_dir(cache_dir: str, path: str, exc: OSError) -> str:
+    if exc.errno in (errno.ENOTDIR, errno.ELOOP) and os.path.islink(path):
+        return f"{path} is a symbolic link; the collection never follows links inside the cache dir"
+    if exc.errno == errno.ENOTDIR and not os.path.isdir(cache_dir):
+        return f"cannot use {cache_dir}: not a directory"
+    return f"cannot use {path} ({exc.strerror})"
+
+
+def _create_in_subdir(cache_dir: str, subdir: str, name: str, flags: int, stack: contextlib.ExitStack,
+                      directory: int | None = None) -> tuple:
+    """Open (creating it, 0600) file ``name`` of ``cache_dir/subdir``, never through a symlink;
+    return ``(directory descriptor, file descriptor)``, both closed by ``stack``. The directory
+    may be removed by a concurrent clean-up while empty, so it is opened anew."""
+    path = os.path.join(cache_dir, subdir, name)
+    for _attempt in range(LOCK_ATTEMPTS):
+        if directory is None:
+            directory = stack.enter_context(_subdir(cache_dir, subdir, create=True))
+        try:
+            fd = os.open(name, flags | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=directory)
+        except FileNotFoundError:
+            directory = None  # removed since we opened it
+            continue
+        except OSError as exc:
+            reason = "a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
+            raise ConfigError("cache_dir", f"cannot use {path} ({reason})", cache_dir) from None
+        stack.callback(os.close, fd)
+        return directory, fd
+    raise ConfigError("cache_dir", f"{os.path.dirname(path)} was removed under us {LOCK_ATTEMPTS} times", cache_dir)
 
 
 def _remove_dir_if_empty(path: str) -> None:

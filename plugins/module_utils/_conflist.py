@@ -10,10 +10,12 @@ libcni's order, and rendering a conflist file."""
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 
 from ._errors import CNIError, ConfigError
+from ._plugin_rules._common import json_path
 from ._result import select_version, version_key
 
 CONFLIST_EXTENSIONS = (".conflist",)
@@ -27,6 +29,8 @@ ENVELOPE_OPTIONS = {"cni_version": "cniVersion", "cni_versions": "cniVersions",
                     **{option: key for key, option in FLAG_KEYS.items()}}
 # Every envelope key, in the order a conflist is rendered with.
 ENVELOPE_ORDER = ("cniVersion", "cniVersions", "name", *FLAG_KEYS, "plugins")
+# Real conflists nest about six levels; Go reads 10,000, Python's parser about 1,000.
+MAX_JSON_DEPTH = 100
 
 
 # Go prints a float64 without an exponent below this magnitude, so a whole number reads as an integer.
@@ -127,13 +131,40 @@ def _flag(raw: dict, key: str, where: str) -> bool:
     raise ConfigError(f"{where}{key}", "must be a boolean", value)
 
 
+def go_json_problem(document) -> ConfigError | None:
+    """What Go's JSON decoder (libcni's, so every runtime's) refuses in a document Python
+    accepts: a number that is not finite (``NaN``, ``Infinity``, ``1e999``), or nesting deeper
+    than MAX_JSON_DEPTH (Python's own parser gives up near 1,000: callers catch its
+    RecursionError with :data:`TOO_DEEP`). A ConfigError naming the JSON path, or None."""
+    pending = [(document, (), 0)]
+    while pending:
+        node, parts, depth = pending.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            return ConfigError(json_path(parts), "is not a finite number: Go's JSON decoder, which every runtime "
+                               "uses, rejects NaN and Infinity", node)
+        if isinstance(node, (dict, list)):
+            if depth >= MAX_JSON_DEPTH:
+                return ConfigError(json_path(parts), TOO_DEEP)
+            children = node.items() if isinstance(node, dict) else enumerate(node)
+            pending.extend((child, parts + (key,), depth + 1) for key, child in reversed(list(children)))
+    return None
+
+
+TOO_DEEP = f"is nested more than {MAX_JSON_DEPTH} levels deep"
+
+
 def _decode(data: bytes | str, where: str) -> dict:
     try:
         raw = json.loads(data, parse_float=go_number)
     except ValueError as exc:
         raise ConfigError(where or "config", f"is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ConfigError(where or "config", TOO_DEEP) from None
     if not isinstance(raw, dict):
         raise ConfigError(where or "config", "must be a JSON object", type(raw).__name__)
+    problem = go_json_problem(raw)
+    if problem:
+        raise ConfigError(f"{where or 'config'}: {problem.path}", problem.message, problem.value)
     return raw
 
 

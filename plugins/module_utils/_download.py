@@ -88,6 +88,20 @@ def _valid_hex(value: str, algorithm: str, path: str) -> str:
     return value.lower()
 
 
+def cleartext_warning(url: str, checksum: Checksum) -> str | None:
+    """The warning a download deserves when anyone on the network path could swap what it
+    installs: plain HTTP for the tarball or its checksum file, without a pinned digest (the
+    served checksum then only proves that the same server sent both)."""
+    if checksum.hexdigest:
+        return None
+    cleartext = [u for u in (url, checksum.url) if urlsplit(u or "").scheme.lower() == "http"]
+    if not cleartext:
+        return None
+    return (f"{', '.join(mask_url(u) for u in cleartext)} travel(s) in cleartext and no checksum is pinned: anyone on "
+            "the network path can replace the binaries this installs, and their checksum with them. Use https, or "
+            "pin checksum: sha256:<digest> from a source you trust")
+
+
 def parse_checksum_file(data: bytes, filename: str, algorithm: str, origin: str) -> str:
     """The digest for ``filename`` from ``sha256sum``-format text: the line naming it, or the
     only line there is (the release's files hold one line each)."""

@@ -14,10 +14,13 @@ import contextlib
 import errno
 import fcntl
 import os
-import tempfile
+import secrets
+import stat
 
 TEMP_SUFFIX = ".tmp"
 SWEPT_WRITE_ATTEMPTS = 5
+TEMP_ALPHABET = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
 
 def ensure_dir(path: str, mode: int) -> None:
@@ -41,7 +44,7 @@ def ensure_dir(path: str, mode: int) -> None:
 
 
 def fsync_dir(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    fd = os.open(path, DIRECTORY_FLAGS)
     try:
         os.fsync(fd)
     finally:
@@ -50,23 +53,51 @@ def fsync_dir(path: str) -> None:
 
 def atomic_write(path: str, data: bytes, mode: int = 0o644,
                  owner: int | None = None, group: int | None = None) -> None:
-    """Replace ``path`` with ``data`` atomically, with ``mode`` and optional ownership.
+    """Replace ``path`` with ``data`` atomically, with ``mode`` and optional ownership."""
+    directory, name = os.path.split(os.path.abspath(path))
+    fd = os.open(directory, DIRECTORY_FLAGS)
+    try:
+        atomic_write_at(fd, name, data, mode, owner, group)
+    finally:
+        os.close(fd)
+
+
+def atomic_write_at(directory: int, name: str, data: bytes, mode: int = 0o644,
+                    owner: int | None = None, group: int | None = None) -> None:
+    """:func:`atomic_write` of ``name`` in the directory open as ``directory``: every name is
+    resolved relative to that descriptor, so the directory cannot be swapped for a symlink
+    between its check and the write.
 
     The temporary file stays flocked until it is renamed into place, so a writer killed midway
-    leaves an unlocked one, which the next write or removal of ``path`` deletes."""
-    remove_abandoned_temp_files(path)
+    leaves an unlocked one, which the next write or removal of ``name`` deletes."""
+    remove_abandoned_temp_files(directory, name)
     # Another writer's sweep may take our new file for abandoned before we lock it: write anew.
     for _attempt in range(SWEPT_WRITE_ATTEMPTS):
-        if _replace_through_temp_file(path, data, mode, owner, group):
+        if _replace_through_temp_file(directory, name, data, mode, owner, group):
             break
     else:
-        raise OSError(errno.EAGAIN, f"its temporary file was removed by others {SWEPT_WRITE_ATTEMPTS} times", path)
-    fsync_dir(os.path.dirname(os.path.abspath(path)))
+        raise OSError(errno.EAGAIN, f"its temporary file was removed by others {SWEPT_WRITE_ATTEMPTS} times", name)
+    os.fsync(directory)
 
 
-def _replace_through_temp_file(path: str, data: bytes, mode: int, owner: int | None, group: int | None) -> bool:
-    directory, name = os.path.split(os.path.abspath(path))
-    fd, tmp_path = tempfile.mkstemp(prefix=f".{name}.", suffix=TEMP_SUFFIX, dir=directory)
+def _temp_name(name: str) -> str:
+    """The one spelling of a temporary file of ``name``: ``.<name>.<8 random characters>.tmp``."""
+    return f".{name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+
+
+def _is_temp_name_of(candidate: str, name: str) -> bool:
+    """Whether :func:`_temp_name` (or tempfile.mkstemp, which releases before 1.0 used, with
+    its alphabet) could have made ``candidate`` for ``name``: only such files are swept."""
+    random = candidate[len(name) + 2:-len(TEMP_SUFFIX)]
+    return candidate == f".{name}.{random}{TEMP_SUFFIX}" and len(random) == 8 and \
+        all(ch in TEMP_ALPHABET for ch in random)
+
+
+def _replace_through_temp_file(directory: int, name: str, data: bytes, mode: int,
+                               owner: int | None, group: int | None) -> bool:
+    tmp_name = _temp_name(name)
+    fd = os.open(tmp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                 dir_fd=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
@@ -78,37 +109,35 @@ def _replace_through_temp_file(path: str, data: bytes, mode: int, owner: int | N
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-            os.replace(tmp_path, path)
+            os.replace(tmp_name, name, src_dir_fd=directory, dst_dir_fd=directory)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp_path)
+            os.unlink(tmp_name, dir_fd=directory)
         raise
     return True
 
 
-def remove_abandoned_temp_files(path: str) -> None:
-    """Delete the temporary files of ``path`` that killed writers left: those not flocked."""
-    directory, name = os.path.split(os.path.abspath(path))
-    prefix = f".{name}."
-    try:
-        candidates = [n for n in os.listdir(directory) if n.startswith(prefix) and n.endswith(TEMP_SUFFIX)]
-    except FileNotFoundError:
-        return
-    for candidate in candidates:
-        remove_if_unlocked(os.path.join(directory, candidate))
+def remove_abandoned_temp_files(directory: int, name: str) -> None:
+    """Delete the temporary files of ``name`` that killed writers left: those not flocked."""
+    for candidate in os.listdir(directory):
+        if _is_temp_name_of(candidate, name):
+            remove_if_unlocked(directory, candidate)
 
 
-def remove_if_unlocked(path: str) -> None:
-    """Delete ``path`` unless a live process holds an flock on it (a writer's temporary file, a
-    lock in use); a file gone meanwhile, or that cannot be opened, is left to others."""
+def remove_if_unlocked(directory: int, name: str) -> None:
+    """Delete regular file ``name`` of ``directory`` unless a live process holds an flock on it
+    (a writer's temporary file, a lock in use). A file gone meanwhile, one that cannot be
+    opened, a symlink, a subdirectory or a fifo is left alone."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=directory)
     except OSError:
         return
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
+            os.unlink(name, dir_fd=directory)
     except BlockingIOError:
         pass  # held: in use
     finally:
@@ -118,8 +147,43 @@ def remove_if_unlocked(path: str) -> None:
 def remove_written_file(path: str) -> bool:
     """Remove a file atomic_write maintains, with any temporary file a killed writer left for it;
     True if the file existed."""
-    remove_abandoned_temp_files(path)
-    return remove_if_exists(path)
+    directory, name = os.path.split(os.path.abspath(path))
+    try:
+        fd = os.open(directory, DIRECTORY_FLAGS)
+    except FileNotFoundError:
+        return False
+    try:
+        return remove_written_file_at(fd, name)
+    finally:
+        os.close(fd)
+
+
+def remove_written_file_at(directory: int, name: str) -> bool:
+    """:func:`remove_written_file` of ``name`` in the directory open as ``directory``."""
+    remove_abandoned_temp_files(directory, name)
+    return remove_if_exists(name, directory)
+
+
+class NotARegularFile(OSError):
+    """A name that holds a symlink, a directory, a fifo or a device where a file is expected."""
+
+
+def read_regular_at(directory: int, name: str) -> bytes | None:
+    """The bytes of regular file ``name`` in ``directory``, None when there is none;
+    NotARegularFile for anything else (a symlink is never followed)."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=directory)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NotARegularFile(errno.ELOOP, "a symbolic link, not a regular file", name) from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise NotARegularFile(errno.EINVAL, "not a regular file", name)
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
 
 
 def read_if_exists(path: str) -> bytes | None:
@@ -131,10 +195,10 @@ def read_if_exists(path: str) -> bytes | None:
         return None
 
 
-def remove_if_exists(path: str) -> bool:
-    """Remove ``path``; True if it existed."""
+def remove_if_exists(path: str, directory: int | None = None) -> bool:
+    """Remove ``path`` (relative to ``directory`` when given); True if it existed."""
     try:
-        os.unlink(path)
+        os.unlink(path, dir_fd=directory)
     except FileNotFoundError:
         return False
     return True

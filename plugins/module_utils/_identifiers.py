@@ -39,6 +39,20 @@ def check_id(value: object, path: str, what: str) -> str:
     return value
 
 
+def check_file_name(file_name: str, path: str, value: object) -> str:
+    """A file name made from option ``path`` (whose value was ``value``) must fit in a Linux
+    directory entry; checked before the file is, so the error names the option."""
+    if len(file_name.encode()) > MAX_NAME_BYTES:
+        raise ConfigError(path, f"makes the file name {file_name!r} longer than {MAX_NAME_BYTES} bytes", value)
+    return file_name
+
+
+def check_conflist_file_name(file_name: object, path: str = "filename") -> str:
+    """A conflist file name given by the user: the rule of network names (no '/', no leading
+    '.', '-' or space, no control, look-alike or direction-changing characters, 255 bytes)."""
+    return check_id(file_name, path, "file name")
+
+
 def check_network_name(name: object, path: str = "name") -> str:
     return check_id(name, path, "network name")
 
@@ -59,8 +73,11 @@ def check_ifname(ifname: object, path: str = "ifname") -> str:
         raise ConfigError(path, f"interface name is longer than {MAX_IFNAME_BYTES} bytes", ifname)
     if ifname in (".", ".."):
         raise ConfigError(path, "interface name must not be '.' or '..'", ifname)
-    if any(ch in "/:\x00" or ch.isspace() for ch in ifname):
-        raise ConfigError(path, "interface name must not contain '/', ':', NUL or whitespace", ifname)
+    # The kernel takes any other byte; control characters and look-alike letters (a Cyrillic
+    # 'е' in 'еth0') would only hide an interface from the operator reading its name.
+    if any(ch in "/:" or not "!" <= ch <= "~" for ch in ifname):
+        raise ConfigError(path, "interface name must not contain '/', ':', whitespace, control characters or "
+                          "letters outside ASCII", ifname)
     return ifname
 
 
@@ -89,10 +106,11 @@ class AttachmentKey:
 
 
 def netns_path(netns: object, path: str = "netns") -> str:
-    """Map a netns name to ``/var/run/netns/<name>``; accept an absolute path as given.
+    """Map a netns name to ``/var/run/netns/<name>``; accept an absolute path without ``..``.
 
     A path is cleaned the way Go's filepath.Abs cleans it (no symlink resolution), so the
-    container ID derived from it is the one cnitool derives from the same argument."""
+    container ID derived from it is the one cnitool derives from the same argument; ``..`` is
+    refused rather than cleaned away, so that the path given is the namespace used."""
     if not isinstance(netns, str) or not netns:
         raise ConfigError(path, "network namespace must be a non-empty name or path", netns)
     if "\x00" in netns:
@@ -101,6 +119,9 @@ def netns_path(netns: object, path: str = "netns") -> str:
         return os.path.join(NETNS_DIR, check_netns_name(netns, path))
     if not netns.startswith("/"):
         raise ConfigError(path, "a network namespace path must be absolute", netns)
+    if ".." in netns.split("/"):
+        # Cleaned, /var/run/netns/../../etc/passwd is another file: say which namespace is meant.
+        raise ConfigError(path, "a network namespace path must not contain '..'", netns)
     return os.path.normpath(netns).replace("//", "/")
 
 

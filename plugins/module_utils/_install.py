@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import dataclass
 
 from ._binaries import BinaryMemo
-from ._download import Limits, ReleaseError, mask_url, parse_checksum
+from ._download import Limits, ReleaseError, cleartext_warning, mask_url, parse_checksum
 from ._errors import ConfigError
 from ._manifest import (
     Plan, Request, apply, is_plugin_name, manifest_is_current, plan_absent, plan_present, plan_result,
@@ -67,7 +67,10 @@ def ensure(opts: Options, fetch, workdir: str, check_mode: bool, limits: Limits 
             plan = Plan(dest, manifest, manifest)
         else:
             plan = plan_present(dest, manifest, request, source, memo, opts.force)
-        return _carry_out(plan, source, check_mode, opts.probe_timeout, memo)
+        result = _carry_out(plan, source, check_mode, opts.probe_timeout, memo)
+    warning = request.checksum and cleartext_warning(request.source, request.checksum)  # downloads only
+    result["warnings"] += [warning] if warning else []
+    return result
 
 
 def _check_plugins(plugins: tuple | None) -> tuple | None:

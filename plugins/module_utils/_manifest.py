@@ -128,6 +128,7 @@ class Plan:
     install: list = field(default_factory=list)
     update: list = field(default_factory=list)
     remove: list = field(default_factory=list)
+    modified: list = field(default_factory=list)  # ours to remove, but changed since: left in place
 
     @property
     def changed(self) -> bool:
@@ -162,8 +163,7 @@ def plan_present(dest: str, old_manifest: dict | None, request: Request, source,
         elif force or not installed_matches(dest, name, digest, memo):
             plan.update.append(name)
     previous = old_manifest["files"] if old_manifest else {}
-    plan.remove = sorted(name for name in previous
-                         if name not in wanted and os.path.lexists(os.path.join(dest, name)))
+    _plan_removal(plan, {name: digest for name, digest in previous.items() if name not in wanted})
     return plan
 
 
@@ -176,8 +176,23 @@ def plan_absent(dest: str, old_manifest: dict | None, plugins: tuple | None) -> 
     remaining = {n: d for n, d in old_manifest["files"].items() if n not in names}
     new_manifest = dict(old_manifest, files=remaining) if remaining else None
     plan = Plan(dest, old_manifest, new_manifest)
-    plan.remove = sorted(n for n in names if os.path.lexists(os.path.join(dest, n)))
+    _plan_removal(plan, {n: old_manifest["files"][n] for n in names})
     return plan
+
+
+def _plan_removal(plan: Plan, listed: dict) -> None:
+    """Remove the files ``listed`` ({name: sha256 at install}) that still hold what was
+    installed; one changed since (an operator's patched build, a file of someone else's) is
+    left in place and reported."""
+    for name, digest in sorted(listed.items()):
+        path = os.path.join(plan.dest, name)
+        if not os.path.lexists(path):
+            continue
+        st = os.lstat(path)
+        if stat.S_ISREG(st.st_mode) and file_digests(path)["sha256"] == digest:
+            plan.remove.append(name)
+        else:
+            plan.modified.append(name)
 
 
 # --- doing it --------------------------------------------------------------------------------
@@ -301,6 +316,9 @@ def plan_result(plan: Plan, versions: dict, check_mode: bool, downloaded: bool, 
         "installed": list(plan.install),
         "updated": list(plan.update),
         "removed": list(plan.remove),
+        "modified": list(plan.modified),
+        "warnings": [f"{os.path.join(plan.dest, name)} was changed since it was installed: left in place, and no "
+                     "longer managed" for name in plan.modified],
         "downloaded": downloaded,
         "diff": {"before": _snapshot(plan.old_manifest), "after": _snapshot(manifest)},
     }

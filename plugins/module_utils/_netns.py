@@ -16,10 +16,11 @@ import fcntl
 import ipaddress
 import os
 import socket
+import stat
 import struct
 import threading
 
-from ._errors import CNIError
+from ._errors import CNIError, ConfigError
 from ._identifiers import NETNS_DIR, NETNS_DIRS, check_netns_name, netns_path
 
 
@@ -27,6 +28,7 @@ CLONE_NEWNET = 0x40000000  # setns(2): the descriptor must refer to a network na
 # netdevice(7): an interface's primary IPv4 address and its netmask.
 SIOCGIFADDR = 0x8915
 SIOCGIFNETMASK = 0x891B
+NS_GET_NSTYPE = 0xB703  # ioctl_ns(2): the type of namespace a descriptor refers to
 
 
 class NetnsError(CNIError):
@@ -40,6 +42,33 @@ def is_netns(path: str) -> bool:
     if os.path.dirname(path) in NETNS_DIRS:
         return os.path.ismount(path)
     return True
+
+
+def is_network_namespace(path: str) -> bool:
+    """Whether ``path`` is a network namespace (a ``/var/run/netns`` bind mount,
+    ``/proc/<pid>/ns/net``), not merely a file: the kernel says, through ioctl_ns(2). Only
+    regular files are opened (a namespace looks like one), so no device or fifo is touched."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        return fcntl.ioctl(fd, NS_GET_NSTYPE) == CLONE_NEWNET
+    except OSError:
+        return False  # not a namespace file (ENOTTY)
+    finally:
+        os.close(fd)
+
+
+def check_netns_file(path: str, option: str = "netns") -> str:
+    """Refuse an existing file that is no network namespace, before it is handed to a plugin as
+    one (a path that does not exist is left to the plugin, whose error says so)."""
+    if os.path.lexists(path) and not is_network_namespace(path):
+        raise ConfigError(option, "is not a network namespace; give a name under /var/run/netns or a namespace "
+                          "path such as /proc/<pid>/ns/net", path)
+    return path
 
 
 def is_live(path: str) -> bool | None:

@@ -20,11 +20,14 @@ import pwd
 import re
 import stat
 
-from ._conflist import CONFLIST_EXTENSIONS, ENVELOPE_OPTIONS, dropin_files, libcni_order, load_conf_dir, render_conflist
+from ._conflist import (
+    CONFLIST_EXTENSIONS, ENVELOPE_OPTIONS, TOO_DEEP, dropin_files, go_json_problem, libcni_order, load_conf_dir,
+    render_conflist,
+)
 from ._errors import CNIError, ConfigError
 from ._exec import PluginExecutor, find_plugin
 from ._fileio import atomic_write
-from ._identifiers import check_network_name
+from ._identifiers import check_conflist_file_name, check_file_name, check_network_name
 from ._validate import ValidationReport, parse_conflist_text, validate_network_list
 
 # Debian's package of the reference plugins, and where it puts them.
@@ -40,9 +43,10 @@ def conflist_path(conf_dir: str, name: str, priority: int = DEFAULT_PRIORITY, fi
     if filename is None:
         if not isinstance(priority, int) or isinstance(priority, bool) or not 0 <= priority <= 99:
             raise ConfigError("priority", "must be an integer from 0 to 99", priority)
-        return os.path.join(conf_dir, f"{priority:02d}-{name}.conflist")
-    if not filename or "/" in filename or filename.startswith("."):
+        return os.path.join(conf_dir, check_file_name(f"{priority:02d}-{name}.conflist", "name", name))
+    if not isinstance(filename, str) or not filename or "/" in filename or filename.startswith("."):
         raise ConfigError("filename", "must be a plain file name in conf_dir, not a path or a hidden file", filename)
+    check_conflist_file_name(filename)
     if not filename.endswith(CONFLIST_EXTENSIONS):
         raise ConfigError("filename", "must end in .conflist: runtimes read network lists only from such files", filename)
     return os.path.join(conf_dir, filename)
@@ -55,6 +59,7 @@ def build_conflist(name: str, plugins: list | None = None, config=None, **envelo
     override its keys. Without ``config``, ``plugins`` and the envelope options make the list."""
     check_network_name(name, "name")
     report = ValidationReport()
+    option = "config" if config is not None else "plugins"
     if config is None:
         conf = {"cniVersion": envelope.get("cni_version") or DEFAULT_CNI_VERSION, "name": name, "plugins": plugins}
     elif isinstance(config, dict):
@@ -62,7 +67,8 @@ def build_conflist(name: str, plugins: list | None = None, config=None, **envelo
     elif isinstance(config, (str, bytes)):
         conf, report = parse_conflist_text(config)
         if conf is None:
-            raise ConfigError("config", report.errors[0].message)
+            error = report.errors[0]
+            raise ConfigError(f"config.{error.path}" if error.path else "config", error.message)
     else:
         raise ConfigError("config", "must be a conflist as a mapping or as JSON text", type(config).__name__)
     if not isinstance(conf, dict):
@@ -71,7 +77,13 @@ def build_conflist(name: str, plugins: list | None = None, config=None, **envelo
         # As the file will hold it: YAML's non-string keys become strings, tuples become lists.
         conf = json.loads(json.dumps(conf))
     except (TypeError, ValueError) as exc:
-        raise ConfigError("config" if config is not None else "plugins", f"cannot be written as JSON: {exc}") from None
+        raise ConfigError(option, f"cannot be written as JSON: {exc}") from None
+    except RecursionError:
+        raise ConfigError(option, TOO_DEEP) from None
+    problem = go_json_problem(conf)
+    if problem:
+        raise ConfigError(f"config.{problem.path}" if config is not None else problem.path, problem.message,
+                          problem.value)
     if conf.setdefault("name", name) != name:
         raise ConfigError("config.name", f"differs from the task's name {name!r}", conf["name"])
     for option, key in ENVELOPE_OPTIONS.items():
@@ -176,7 +188,18 @@ def parse_mode(mode) -> int:
             raise ConfigError("mode", "must be an octal file mode like '0644'", mode) from None
     if not 0 <= value <= 0o7777:
         raise ConfigError("mode", "must be an octal file mode like '0644'", mode)
+    if value & (stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX):
+        raise ConfigError("mode", "must not set the setuid, setgid or sticky bit: a conflist is read, not run", mode)
     return value
+
+
+def mode_warning(mode: int) -> str | None:
+    """Why a conflist mode is dangerous, if it is: whoever can write the file chooses the
+    plugin binaries root runs, and their arguments."""
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return (f"mode 0{mode:03o} lets group or other users write the conflist, and so choose the plugin binaries "
+                "that root runs for this network; use 0644 or tighter")
+    return None
 
 
 def resolve_id(value, kind: str) -> int | None:

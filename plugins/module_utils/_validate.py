@@ -28,7 +28,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ._conflist import ENVELOPE_ORDER, FLAG_KEYS, as_libcni_passes, libcni_order
+from ._conflist import ENVELOPE_ORDER, FLAG_KEYS, TOO_DEEP, as_libcni_passes, go_json_problem, libcni_order
 from ._errors import CNIError, ConfigError
 from ._identifiers import check_network_name
 from ._plugin_rules.registry import IPAM, PLUGINS
@@ -114,6 +114,13 @@ def parse_conflist_text(text: str | bytes) -> tuple:
         data = json.loads(text, object_pairs_hook=pairs_hook)
     except ValueError as exc:
         report.error("", f"is not valid JSON: {exc}")
+        return None, report
+    except RecursionError:
+        report.error("", TOO_DEEP)
+        return None, report
+    problem = go_json_problem(data)
+    if problem:
+        report.error(problem.path, problem.message, problem.value)
         return None, report
     if duplicates:
         _report_duplicates(data, [], duplicates, report)

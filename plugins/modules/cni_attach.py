@@ -83,10 +83,15 @@ options:
     description:
       - The network namespace, as a name (mapped to C(/var/run/netns/<name>), the spelling C(ip netns) and
         C(cnitool)'s documentation use) or as an absolute path, used as given.
+      - A path may not contain C(..), and with O(state=present) an existing file that is no network namespace
+        (such as a regular file) is refused before any plugin runs.
       - Required unless every item of O(attachments) names one.
     type: str
   ifname:
-    description: Name of the interface inside the namespace (C(CNI_IFNAME)).
+    description:
+      - Name of the interface inside the namespace (C(CNI_IFNAME)), at most 15 bytes of printable ASCII without
+        C(/) or C(:). Control characters and letters outside ASCII (look-alikes such as a Cyrillic e) are
+        refused.
     type: str
     default: eth0
   container_id:
@@ -373,6 +378,8 @@ def build_desired(spec: dict, path: str, networks: NetworkSource, run_check: boo
     if not spec["netns"]:
         raise ConfigError(f"{path}netns", "a network namespace name or path is required", spec["netns"])
     namespace = netns_path(spec["netns"], f"{path}netns")
+    if spec["state"] == "present" and not netns_name(namespace):
+        _netns.check_netns_file(namespace, f"{path}netns")
     attachment = Attachment(
         container_id=spec["container_id"] or cnitool_container_id(namespace),
         netns=namespace, ifname=spec["ifname"],

@@ -114,11 +114,15 @@ options:
   filename:
     description:
       - The file name in O(conf_dir), overriding O(priority). It must end in C(.conflist).
+      - It follows the rule of network names, starting with a letter or digit and holding only letters, digits,
+        C(_), C(.) and C(-), at most 255 bytes.
     type: str
   mode:
     description:
       - The file's permissions, as an octal string such as V('0644') (quote it in YAML) or a number.
-      - Symbolic modes such as V(u=rw,g=r) are not accepted.
+      - Symbolic modes such as V(u=rw,g=r) are not accepted, nor are the setuid, setgid and sticky bits.
+      - A mode that lets group or others write the file (such as V('0664') or V('0666')) gets a warning, since
+        whoever can write a conflist chooses the plugin binaries root runs.
     type: raw
     default: '0644'
   owner:
@@ -317,6 +321,8 @@ def _write(module, params, path: str, data: bytes, result: dict) -> None:
     """Write the file when its meaning changes, then bring its attributes (mode, owner, group,
     SELinux context, chattr attributes) to what the task says, through Ansible's helpers."""
     mode = netfile.parse_mode(params["mode"])
+    if netfile.mode_warning(mode):
+        module.warn(netfile.mode_warning(mode))
     uid, gid = netfile.resolve_id(params["owner"], "owner"), netfile.resolve_id(params["group"], "group")
     file_args = dict(module.load_file_common_arguments(params, path=path), mode=mode, owner=uid, group=gid)
     existing = read_if_exists(path)

@@ -51,6 +51,8 @@ options:
         no longer selected.
       - V(absent) removes the plugins the manifest lists (all of them, or those in O(plugins)) and, when none
         remain, the manifest.
+      - Either way a listed file whose content changed since it was installed is left in place and reported in
+        RV(modified), never removed.
     type: str
     choices: [present, absent]
     default: present
@@ -108,6 +110,8 @@ options:
       - When omitted for a download, the release's own C(<tarball>.sha256) file is used. That protects against
         corrupted and truncated downloads, not against a compromised release or mirror, which can change both
         files; pin V(sha256:<hex>) for that.
+      - A download over plain C(http://) (the tarball or its checksum file) without a pinned digest gets a warning,
+        since anyone on the network path could replace the binaries and their checksum together.
       - When omitted for O(src), the tarball is not verified. Not allowed with O(src_dir).
     type: str
   plugins:
@@ -148,6 +152,10 @@ options:
   force_basic_auth:
     description:
       - Send the basic authentication header with the first request instead of waiting for a 401.
+      - Either way credentials (these options or a user:password in a URL) go only to the server they were given
+        for. With O(force_basic_auth=true) the header goes with the first request only and a redirect is
+        followed without it, so another server (a CDN, anyone) never receives it; without, credentials answer
+        only a 401 challenge of the server they were given for.
     type: bool
     default: false
 notes:
@@ -237,6 +245,15 @@ removed:
   type: list
   elements: str
   sample: [sbr]
+modified:
+  description:
+    - Plugins the manifest lists that were to be removed but whose content changed since they were installed
+      (an operator's own build, a file someone else put there). They are left in place, no longer managed, and
+      a warning names each.
+  returned: always
+  type: list
+  elements: str
+  sample: []
 downloaded:
   description: Whether the tarball was downloaded (in check mode, into a temporary directory outside O(dest)).
   returned: always
@@ -261,7 +278,9 @@ def _fetcher(module):
         # Imported on the first download only: it costs a converged run a quarter of a second.
         from ansible.module_utils.urls import fetch_url  # pylint: disable=import-outside-toplevel
 
-        response, info = fetch_url(module, url, timeout=module.params["timeout"])
+        # Credentials go to the URL they were given for, never along a redirect (a mirror's redirect
+        # to a CDN or to anyone else): urllib would copy the Authorization header to the new host.
+        response, info = fetch_url(module, url, timeout=module.params["timeout"], unredirected_headers=["Authorization"])
         if info["status"] != 200 or response is None:
             reason = str(info.get("msg", "")).replace(url, mask_url(url))
             raise ReleaseError(f"cannot download {mask_url(url)}: HTTP {info['status']} {reason}".rstrip())
@@ -316,6 +335,8 @@ def main():
         fail_from_error(module, exc)
     if not module._diff:
         result.pop("diff")
+    for warning in result.pop("warnings"):
+        module.warn(warning)
     module.exit_json(**result)
 
 

@@ -29,7 +29,8 @@ from ansible_collections.cnikit.cni.plugins.module_utils._gc import check_valid_
 
 BAD_NAMES = ["a/b", "../etc", "..", ".", "a\x00b", "a b", " lead", "trail\n", "\t", "x" * 256, "", "-dash",
              "a;reboot", "$(reboot)", "é"]
-BAD_IFNAMES = ["eth/0", "..", ".", "eth\x00", "eth 0", "eth0\n", "x" * 16, "", "a:b"]
+BAD_IFNAMES = ["eth/0", "..", ".", "eth\x00", "eth 0", "eth0\n", "x" * 16, "", "a:b", "eth\x1b", "eth\x7f",
+               "\u0435th0", "eth\u200b0"]  # control characters; a Cyrillic e; a zero-width space
 ENGINE = Engine(["/nonexistent/cni/bin"], "/nonexistent/cache")
 NETNS = "/var/run/netns/cnit-r-never"
 
@@ -101,6 +102,9 @@ OTHER_CALLS = [
      lambda v: _network_file.conflist_path("/etc/cni/net.d", "n", filename=v)),
     ("conflist hidden filename", "filename", ".x.conflist",
      lambda v: _network_file.conflist_path("/etc/cni/net.d", "n", filename=v)),
+    *[(f"conflist filename {v!r}", "filename", v, lambda v: _network_file.conflist_path("/etc/cni/net.d", "n", filename=v))
+      for v in ("a\nb.conflist", "\u202eevil.conflist", " lead.conflist", "*.conflist", "-rf.conflist",
+                "a\x00b.conflist", "x" * 247 + ".conflist")],
     ("plugin name with '/'", "plugins", "../../bin/sh", lambda v: _install._check_plugins((v,))),  # pylint: disable=protected-access
 ]
 CASES = ([(what, path, value, call) for what, path, call in NAME_CALLS for value in BAD_NAMES]

@@ -66,21 +66,28 @@ def test_remove_written_file_takes_abandoned_temp_files_along(tmp_path):
     assert _fileio.remove_written_file(str(target)) is False
 
 
-def test_a_temp_file_swept_before_its_writer_locked_it_is_written_again(tmp_path, monkeypatch):
-    """Between mkstemp and flock another writer's sweep may take the new file for abandoned and
-    delete it; the writer notices (no links left) and starts over with a new one."""
-    target = tmp_path / "net.conflist"
-    real_mkstemp = tempfile.mkstemp
+def _swept_before_flock(monkeypatch, times: int) -> list:
+    """Make another writer's sweep delete the first ``times`` new temporary files between their
+    creation and their flock; return the paths of the files flocked."""
+    real_flock = fcntl.flock
     created = []
 
-    def mkstemp_then_swept(**kwargs):
-        fd, path = real_mkstemp(**kwargs)
+    def swept_then_flock(fd, operation):
+        path = os.readlink(f"/proc/self/fd/{fd}")
         created.append(path)
-        if len(created) == 1:
-            _fileio.remove_abandoned_temp_files(str(target))
-        return fd, path
+        if len(created) <= times:
+            os.unlink(path)
+        real_flock(fd, operation)
 
-    monkeypatch.setattr(_fileio.tempfile, "mkstemp", mkstemp_then_swept)
+    monkeypatch.setattr(_fileio.fcntl, "flock", swept_then_flock)
+    return created
+
+
+def test_a_temp_file_swept_before_its_writer_locked_it_is_written_again(tmp_path, monkeypatch):
+    """Between creating its temporary file and flocking it another writer's sweep may take the
+    new file for abandoned and delete it; the writer notices (no links left) and starts over."""
+    target = tmp_path / "net.conflist"
+    created = _swept_before_flock(monkeypatch, 1)
     _fileio.atomic_write(str(target), b"new")
     assert len(created) == 2
     assert target.read_bytes() == b"new"
@@ -93,8 +100,8 @@ def test_the_temp_file_is_locked_until_renamed(tmp_path, monkeypatch):
     real_replace = os.replace
     seen = []
 
-    def replace_after_probing_the_lock(src, dst):
-        fd = os.open(src, os.O_RDONLY)
+    def replace_after_probing_the_lock(src, dst, src_dir_fd=None, dst_dir_fd=None):
+        fd = os.open(src, os.O_RDONLY, dir_fd=src_dir_fd)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             seen.append("unlocked")
@@ -102,7 +109,7 @@ def test_the_temp_file_is_locked_until_renamed(tmp_path, monkeypatch):
             seen.append("locked")
         finally:
             os.close(fd)
-        real_replace(src, dst)
+        real_replace(src, dst, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
 
     monkeypatch.setattr(_fileio.os, "replace", replace_after_probing_the_lock)
     _fileio.atomic_write(str(target), b"new")
@@ -112,17 +119,10 @@ def test_the_temp_file_is_locked_until_renamed(tmp_path, monkeypatch):
 def test_a_write_whose_temp_files_keep_vanishing_gives_up_and_leaves_the_target(tmp_path, monkeypatch):
     target = tmp_path / "net.conflist"
     target.write_bytes(b"old")
-    real_mkstemp = tempfile.mkstemp
-
-    def mkstemp_always_swept(**kwargs):
-        fd, path = real_mkstemp(**kwargs)
-        os.unlink(path)
-        return fd, path
-
-    monkeypatch.setattr(_fileio.tempfile, "mkstemp", mkstemp_always_swept)
+    _swept_before_flock(monkeypatch, _fileio.SWEPT_WRITE_ATTEMPTS)
     with pytest.raises(OSError) as caught:
         _fileio.atomic_write(str(target), b"new")
-    assert caught.value.filename == str(target)
+    assert caught.value.filename == target.name
     assert f"removed by others {_fileio.SWEPT_WRITE_ATTEMPTS} times" in str(caught.value)
     assert target.read_bytes() == b"old"
     assert sorted(os.listdir(tmp_path)) == ["net.conflist"]

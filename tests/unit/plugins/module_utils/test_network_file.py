@@ -170,7 +170,7 @@ def test_write_file_replaces_atomically(tmp_path):
 
 def _rename_blocked(monkeypatch, code):
     """A rename refused the way a bind-mounted target refuses it (EBUSY), or another way."""
-    def refuse(src, dst):
+    def refuse(src, dst, **_dir_fds):
         raise OSError(code, os.strerror(code), dst)
     monkeypatch.setattr(os, "replace", refuse)
 

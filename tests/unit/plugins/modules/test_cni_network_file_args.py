@@ -117,7 +117,7 @@ def test_a_file_no_rename_can_replace(network, tmp_path, monkeypatch, unsafe_wri
     network()
     inode = _stat(tmp_path).st_ino
 
-    def refuse(src, dst):  # as for a bind-mounted file
+    def refuse(src, dst, **_dir_fds):  # as for a bind-mounted file
         raise OSError(errno.EBUSY, os.strerror(errno.EBUSY), dst)
     monkeypatch.setattr(os, "replace", refuse)
     result = network(plugins=BRIDGE, unsafe_writes=unsafe_writes)
