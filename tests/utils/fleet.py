@@ -15,6 +15,10 @@ Usage:
   fleet.py up --work DIR --prefix cnit-f- --subnet 10.199.0 HOST=ADDRESS_INDEX[:USER] ...
   fleet.py down --work DIR --prefix cnit-f-
   fleet.py venv DIR PYTHON REQUIREMENTS_FILE [--floors]
+  fleet.py trees DIR SUITE ...
+
+``trees`` builds (in parallel) a Debian userland per suite with debootstrap from the machine's own
+mirror, with everything a host needs to converge offline, and prints each suite's directory.
 
 ``up`` prints ``{"changed": bool, ...}``: a fleet already up and answering is left alone.
 ``down`` removes everything ``up`` made, whatever state a failed run left."""
@@ -22,6 +26,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -388,6 +393,61 @@ def venv(args) -> dict:
     return {"changed": True, "python": python, "requirements": wanted}
 
 
+# -- Debian userlands for hosts of other releases -------------------------------------------------
+
+# What a host's tree holds beyond debootstrap's minbase: sshd, sudo, Python with python3-apt (for
+# Ansible's apt module), the tools the plugins and tests use, and what the plugins role's default
+# mode installs (the libraries and the distribution's plugins), so that a converge needs no network.
+TREE_PACKAGES = ("openssh-server", "sudo", "python3", "python3-apt", "iproute2", "iptables", "iputils-ping",
+                 "python3-jsonschema", "python3-pyroute2", "containernetworking-plugins")
+
+
+def debian_mirror() -> str:
+    """The URI of the Debian mirror the machine's apt sources use for its own release."""
+    with open("/etc/os-release", encoding="utf-8") as handle:
+        codename = dict(line.rstrip("\n").split("=", 1) for line in handle if "=" in line).get("VERSION_CODENAME")
+    targets = run("apt-get", "indextargets", "--format", "$(REPO_URI) $(RELEASE)").stdout.split("\n")
+    for uri, suite in (line.split(" ", 1) for line in targets if " " in line):
+        if suite == codename:
+            return uri
+    raise SystemExit(f"fleet.py: no apt source of this machine serves {codename}")
+
+
+def tree_dir(root: str, suite: str) -> str:
+    """Where the tree of ``suite`` lives: keyed by the suite and the package list, so that a change
+    of either builds a new one."""
+    key = hashlib.sha256(" ".join((suite,) + TREE_PACKAGES).encode()).hexdigest()[:12]
+    return os.path.join(root, f"{suite}-{key}")
+
+
+def trees(args) -> dict:
+    """Build the missing trees in parallel (about 70 s each), into a temporary directory renamed
+    into place when debootstrap succeeded, so that a tree that exists is whole."""
+    os.makedirs(args.dir, exist_ok=True)
+    wanted = {suite: tree_dir(args.dir, suite) for suite in args.suites}
+    missing = {suite: path for suite, path in wanted.items() if not os.path.isfile(os.path.join(path, "etc/debian_version"))}
+    if missing:
+        mirror = debian_mirror()
+    builds = {}
+    for suite, path in missing.items():
+        shutil.rmtree(path + ".tmp", ignore_errors=True)
+        log = open(path + ".log", "wb")  # pylint: disable=consider-using-with  # closed below, after wait()
+        builds[suite] = (subprocess.Popen(  # pylint: disable=consider-using-with
+            ["debootstrap", "--variant=minbase", "--include=" + ",".join(TREE_PACKAGES), suite, path + ".tmp", mirror],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT), log)
+    failed = []
+    for suite, (process, log) in builds.items():
+        process.wait()
+        log.close()
+        if process.returncode == 0:
+            os.rename(missing[suite] + ".tmp", missing[suite])
+        else:
+            failed.append(f"{suite} (see {missing[suite]}.log)")
+    if failed:
+        raise SystemExit(f"fleet.py: debootstrap failed: {', '.join(failed)}")
+    return {"changed": bool(missing), "trees": wanted}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -402,12 +462,15 @@ def main() -> None:
     command.add_argument("python")
     command.add_argument("file", help="a pip requirements file")
     command.add_argument("--floors", action="store_true", help="install the lowest versions it allows")
+    command = commands.add_parser("trees")
+    command.add_argument("dir")
+    command.add_argument("suites", nargs="+", metavar="SUITE")
     args = parser.parse_args()
-    if args.command != "venv":
+    if args.command in ("up", "down"):
         args.work = os.path.abspath(args.work)
     if os.geteuid() != 0 and args.command != "venv":
         raise SystemExit("fleet.py: must run as root")
-    print(json.dumps({"up": up, "down": down, "venv": venv}[args.command](args)))
+    print(json.dumps({"up": up, "down": down, "venv": venv, "trees": trees}[args.command](args)))
 
 
 if __name__ == "__main__":
