@@ -11,8 +11,12 @@ with the prefix given (links, the non-root login users, the sudoers file) and li
 directory (keys, sshd configs, logs, state). Addresses come from a /24 given on the command
 line, on that bridge only: nothing is routed off the machine.
 
+A host given a Debian tree (``@TREE``, made by ``trees``) runs its sshd chrooted into an overlay of
+that tree (the tree stays as built; what a run writes goes to a tmpfs that ends with the host), with
+its own /proc, /sys, /dev and /run: its commands, Python and libraries are that release's.
+
 Usage:
-  fleet.py up --work DIR --prefix cnit-f- --subnet 10.199.0 HOST=ADDRESS_INDEX[:USER] ...
+  fleet.py up --work DIR --prefix cnit-f- --subnet 10.199.0 HOST=ADDRESS_INDEX[:USER][@TREE] ...
   fleet.py down --work DIR --prefix cnit-f-
   fleet.py venv DIR PYTHON REQUIREMENTS_FILE [--floors]
   fleet.py trees DIR SUITE ...
@@ -58,7 +62,31 @@ until ip link show "$FLEET_LINK" >/dev/null 2>&1; do
 done
 ip addr add "$FLEET_ADDRESS/24" dev "$FLEET_LINK"
 ip link set "$FLEET_LINK" up
+[ -z "${FLEET_TREE:-}" ] || exec sh -c "$FLEET_TREE_BOOT"
 exec "$FLEET_SSHD" -D -e -f "$FLEET_SSHD_CONFIG"
+"""
+# The rest of a tree host's start: its root, an overlay of the tree on a tmpfs that ends with the
+# host; the work directory (keys, sshd config) at the same path inside; the login user and its sudo.
+TREE_BOOT = r"""
+set -eu
+root="$FLEET_HOST_DIR/root" scratch="$FLEET_HOST_DIR/scratch"
+mount -t tmpfs -o mode=0755 "$FLEET_PREFIX$FLEET_HOSTNAME" "$scratch"
+mkdir "$scratch/upper" "$scratch/work"
+mount -t overlay -o "lowerdir=$FLEET_TREE,upperdir=$scratch/upper,workdir=$scratch/work" "$FLEET_PREFIX$FLEET_HOSTNAME" "$root"
+mount -t proc "$FLEET_PREFIX$FLEET_HOSTNAME" "$root/proc"
+mount -t sysfs "$FLEET_PREFIX$FLEET_HOSTNAME" "$root/sys"
+mount --rbind /dev "$root/dev"
+mount -t tmpfs -o mode=0755 "$FLEET_PREFIX$FLEET_HOSTNAME" "$root/run"
+mkdir -p "$root/run/netns" "$root/run/sshd" "$root$FLEET_WORK"
+mount --bind "$FLEET_WORK" "$root$FLEET_WORK"
+cp /run/hosts "$root/etc/hosts"
+echo "$FLEET_HOSTNAME" >"$root/etc/hostname"
+if [ "$FLEET_USER" != root ]; then
+  chroot "$root" useradd --create-home --shell /bin/sh --password '*' "$FLEET_USER"
+  echo "$FLEET_USER ALL=(ALL:ALL) NOPASSWD: ALL" >"$root/etc/sudoers.d/$FLEET_USER"
+  chmod 0440 "$root/etc/sudoers.d/$FLEET_USER"
+fi
+exec chroot "$root" "$FLEET_SSHD" -D -e -f "$FLEET_SSHD_CONFIG"
 """
 SSHD_CONFIG = """\
 ListenAddress {address}
@@ -118,11 +146,15 @@ def answers(address: str, timeout: float = 1.0) -> bool:
 def parse_hosts(specs: list, subnet: str) -> list:
     hosts = []
     for spec in specs:
+        spec, tree = (spec.split("@", 1) + [""])[:2]
         name, rest = (spec.split("=", 1) + [""])[:2]
         index, user = (rest.split(":", 1) + [""])[:2]
         if not name or not index.isdigit() or not 2 <= int(index) <= 254:
-            raise SystemExit(f"fleet.py: host {spec!r}: expected NAME=INDEX[:USER] with INDEX in 2..254")
-        hosts.append({"name": name, "index": int(index), "address": f"{subnet}.{index}", "user": user or "root"})
+            raise SystemExit(f"fleet.py: host {spec!r}: expected NAME=INDEX[:USER][@TREE] with INDEX in 2..254")
+        if tree and not os.path.isfile(os.path.join(tree, "etc/debian_version")):
+            raise SystemExit(f"fleet.py: host {spec!r}: {tree} is not a Debian tree (fleet.py trees makes them)")
+        hosts.append({"name": name, "index": int(index), "address": f"{subnet}.{index}", "user": user or "root",
+                      "tree": os.path.abspath(tree) if tree else ""})
     return hosts
 
 
@@ -130,7 +162,7 @@ def is_up(state: dict, hosts: list) -> bool:
     """The fleet in ``state`` is the one asked for, and every host's sshd is running and answers."""
     known = {h["name"]: h for h in state.get("hosts", [])}
     return bool(hosts) and all(
-        h["name"] in known and known[h["name"]]["address"] == h["address"] and known[h["name"]]["user"] == h["user"]
+        h["name"] in known and all(known[h["name"]].get(key) == h[key] for key in ("address", "user", "tree"))
         and alive(known[h["name"]]["pid"]) and answers(h["address"]) for h in hosts)
 
 
@@ -182,9 +214,15 @@ def start_host(host: dict, args, bridge: str, state: dict) -> None:
     run("ip", "link", "add", outside, "type", "veth", "peer", "name", inside)
     state["links"].append(outside)
     run("ip", "link", "set", outside, "master", bridge, "up")
+    if host["tree"]:
+        os.makedirs(os.path.join(host_dir, "root"))
+        os.makedirs(os.path.join(host_dir, "scratch"))
     env = dict(os.environ, FLEET_HOSTNAME=host["name"], FLEET_PREFIX=prefix, FLEET_LINK=inside,
                FLEET_ADDRESS=host["address"], FLEET_SSHD=SSHD, FLEET_SSHD_CONFIG=config,
-               FLEET_PRIVATE_DIRS=" ".join(PRIVATE_DIRS))
+               # A tree host's private directories are its overlay's.
+               FLEET_PRIVATE_DIRS=" ".join(PRIVATE_DIRS[:1] if host["tree"] else PRIVATE_DIRS),
+               FLEET_TREE=host["tree"], FLEET_TREE_BOOT=TREE_BOOT, FLEET_HOST_DIR=host_dir, FLEET_WORK=work,
+               FLEET_USER=host["user"])
     with open(os.path.join(host_dir, "sshd.log"), "ab") as log:
         # It outlives this process, so no with-block.
         unshare = subprocess.Popen(  # pylint: disable=consider-using-with
@@ -226,7 +264,8 @@ def up(args) -> dict:
     client_key = keygen(os.path.join(args.work, "id_ed25519"), f"{args.prefix}controller")
     os.makedirs(os.path.join(args.work, "authorized_keys"))
     for user in sorted({h["user"] for h in hosts}):
-        ensure_user(user, args.prefix, state)
+        if any(h["user"] == user and not h["tree"] for h in hosts):
+            ensure_user(user, args.prefix, state)  # a tree host makes its users in its own /etc
         with open(os.path.join(args.work, "authorized_keys", user), "w", encoding="ascii") as out:
             out.write(client_key + "\n")
     write_state(args.work, state)
