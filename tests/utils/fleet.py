@@ -33,6 +33,7 @@ import argparse
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -439,6 +440,9 @@ def venv(args) -> dict:
 # mode installs (the libraries and the distribution's plugins), so that a converge needs no network.
 TREE_PACKAGES = ("openssh-server", "sudo", "python3", "python3-apt", "iproute2", "iptables", "iputils-ping",
                  "python3-jsonschema", "python3-pyroute2", "containernetworking-plugins")
+# What the role's virtualenv mode installs: downloaded into the tree's apt cache, not installed, so
+# that the role's apt task installs them offline, as from a host's local mirror.
+TREE_DOWNLOADED = ("python3-venv", "python3-packaging")
 
 
 def debian_mirror() -> str:
@@ -455,7 +459,7 @@ def debian_mirror() -> str:
 def tree_dir(root: str, suite: str) -> str:
     """Where the tree of ``suite`` lives: keyed by the suite and the package list, so that a change
     of either builds a new one."""
-    key = hashlib.sha256(" ".join((suite,) + TREE_PACKAGES).encode()).hexdigest()[:12]
+    key = hashlib.sha256(" ".join((suite,) + TREE_PACKAGES + ("+",) + TREE_DOWNLOADED).encode()).hexdigest()[:12]
     return os.path.join(root, f"{suite}-{key}")
 
 
@@ -471,9 +475,11 @@ def trees(args) -> dict:
     for suite, path in missing.items():
         shutil.rmtree(path + ".tmp", ignore_errors=True)
         log = open(path + ".log", "wb")  # pylint: disable=consider-using-with  # closed below, after wait()
+        tmp = shlex.quote(path + ".tmp")
+        build = (f"debootstrap --variant=minbase --include={','.join(TREE_PACKAGES)} {shlex.quote(suite)} {tmp} "
+                 f"{shlex.quote(mirror)} && chroot {tmp} apt-get install -q -y --download-only {' '.join(TREE_DOWNLOADED)}")
         builds[suite] = (subprocess.Popen(  # pylint: disable=consider-using-with
-            ["debootstrap", "--variant=minbase", "--include=" + ",".join(TREE_PACKAGES), suite, path + ".tmp", mirror],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT), log)
+            ["sh", "-ec", build], stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT), log)
     failed = []
     for suite, (process, log) in builds.items():
         process.wait()
