@@ -14,11 +14,13 @@ INSTALLED_COLLECTIONS="$BUILD_DIR/installed"
 # libcni sources (1.1.2) build the libcni interoperability test's tool offline. podman, runc and
 # busybox-static run the podman interoperability test's containers (from a rootfs, no image). The
 # fleet scenario's simulated hosts run sshd and sudo. python3-jsonschema and python3-pyroute2 are
-# the distro's way to the modules' libraries: the managed-nodes stage and one fleet host run the
-# modules with Debian's own Python 3 and them.
+# the distro's way to the modules' libraries: the managed-nodes stage runs the modules with Debian's
+# own Python 3 and them. python3-packaging is what the plugins role's virtualenv mode installs for
+# Ansible's pip module (the integration target runs that mode on this machine). debootstrap builds
+# the fleet's Debian 11, 12 and 13 hosts from the mirror.
 SYSTEM_PACKAGES=(iproute2 iptables iputils-ping containernetworking-plugins jq shellcheck
   golang-github-appc-cni-dev podman runc busybox-static
-  openssh-server sudo python3-jsonschema python3-pyroute2)
+  openssh-server sudo python3-jsonschema python3-pyroute2 python3-packaging debootstrap)
 
 # The tested support matrix (README.md, "Support matrix").
 # Controllers: ansible-core line, the controller Python it runs on, and the managed-node libraries

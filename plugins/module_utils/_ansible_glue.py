@@ -13,7 +13,9 @@ import errno
 import importlib.util
 import os
 import platform
+import re
 import sys
+from importlib.metadata import PackageNotFoundError, version as installed_version
 
 from ansible.module_utils.basic import missing_required_lib
 
@@ -36,11 +38,13 @@ def paths_argument_spec() -> dict:
     }
 
 
-# The managed node's libraries: the oldest version a supported distribution ships (the floors of
-# requirements/managed-node.txt; pyroute2 0.6 does not import on Python 3.12) and their use.
+# The managed node's libraries: the oldest version the tests run every module with (the floors of
+# requirements/managed-node.txt: Debian 11's packages on its Python 3.9, Ubuntu 22.04's pyroute2 on
+# 3.10; pyroute2 0.6 does not import on Python 3.12) and their use.
 LIBRARIES = {
     "jsonschema": ("3.2.0", "to validate network configurations"),
-    "pyroute2": ("0.7.2" if sys.version_info >= (3, 12) else "0.6.4", "to create and remove network namespaces"),
+    "pyroute2": ("0.7.2" if sys.version_info >= (3, 12) else "0.6.4" if sys.version_info >= (3, 10) else "0.5.14",
+                 "to create and remove network namespaces"),
 }
 
 NEEDS_ROOT = ("This module needs root on the managed node (network namespaces, /var/lib/cni, "
@@ -64,11 +68,32 @@ def require_libraries(module, *names: str) -> None:
     library. The libraries are imported later, by the code that needs them (pyroute2 alone
     costs 0.2 s), so only their presence is checked here."""
     for name in names:
+        minimum, purpose = LIBRARIES[name]
         if importlib.util.find_spec(name) is None:
-            minimum, purpose = LIBRARIES[name]
             module.fail_json(msg=missing_required_lib(
                 name, reason=f"{purpose}. Install it with the cnikit.cni.plugins role, the distribution's "
                              f"python3-{name} package, or pip install '{name}>={minimum}' for that Python"))
+        found = _installed_version(name)
+        if found is not None and _release(found) < _release(minimum):
+            module.fail_json(msg=f"{name} {found} is older than {minimum}, the oldest this collection is tested with on "
+                                 f"Python {sys.version_info[0]}.{sys.version_info[1]} ({sys.executable}): upgrade it "
+                                 f"(pip install '{name}>={minimum}' for that Python), or set ansible_python_interpreter "
+                                 f"to a Python whose {name} is newer")
+
+
+def _installed_version(name: str) -> str | None:
+    """The version of the distribution installed for ``name``; None without metadata (a copy on
+    PYTHONPATH), which is then taken as recent enough."""
+    try:
+        return installed_version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def _release(text: str) -> tuple:
+    """The leading release numbers of a version ("0.7.2.post1" -> (0, 7, 2))."""
+    match = re.match(r"\d+(?:\.\d+)*", text)
+    return tuple(int(part) for part in match.group(0).split(".")) if match else ()
 
 
 def _permission_denied(error: BaseException) -> bool:

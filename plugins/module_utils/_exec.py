@@ -16,6 +16,7 @@ import errno
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -30,6 +31,9 @@ TEXT_BUSY_RETRIES = 5  # a binary being replaced while we exec it answers ETXTBS
 OUTPUT_EXCERPT = 2000  # characters of unparseable output quoted in an error
 
 VERSION_PROBE_STDIN = b'{"cniVersion":"1.1.0"}'
+# The dynamic loader's refusal of a binary linked against a newer glibc than the host's (Debian's
+# plugins 1.1.1 and 1.9.1 need 2.32 and 2.34; Debian 11 has 2.31).
+GLIBC_MISSING_RE = re.compile(rb"version `GLIBC_([0-9]+(?:\.[0-9]+)*)' not found")
 CNI_ENV_KEYS = ("CNI_COMMAND", "CNI_CONTAINERID", "CNI_NETNS", "CNI_IFNAME", "CNI_ARGS", "CNI_PATH")
 
 
@@ -181,8 +185,21 @@ def run_plugin(path: str, env_vars: dict, stdin: bytes, timeout: float = DEFAULT
         raise PluginError(plugin, verb, f"timed out after {timeout:g}s and was killed",
                           stderr=_excerpt(stderr), exit_status=process.returncode)
     if process.returncode != 0:
+        _raise_if_glibc_too_old(plugin, verb, stderr)
         raise error_from_output(plugin, verb, stdout, stderr, process.returncode)
     return stdout
+
+
+def _raise_if_glibc_too_old(plugin: str, verb: str, stderr: bytes) -> None:
+    """Name the binary and both glibc versions when the loader refused to start it; its own
+    message names the path it ran, a staging directory's during an install."""
+    needed = GLIBC_MISSING_RE.findall(stderr or b"")
+    if not needed:
+        return
+    newest = max((v.decode() for v in needed), key=lambda v: tuple(int(p) for p in v.split(".")))
+    host = (os.confstr("CS_GNU_LIBC_VERSION") or "glibc unknown").split()[-1]
+    raise PluginError(plugin, verb, f"the {plugin} binary needs glibc {newest} or later and this host has glibc {host}: "
+                      "install plugins built for this host's distribution (its package) or statically linked ones")
 
 
 _VERSION_MEMO: dict = {}

@@ -600,8 +600,16 @@ def _check_installed(conf: dict, installed_versions, installed_release, report: 
         for path, name, versions in owners:
             if (version or "0.1.0") not in versions:
                 report.error("cniVersion", f"the installed {name} plugin ({path}) does not support it; it supports "
-                             + ", ".join(versions), version)
+                             + ", ".join(versions) + _version_way_out(version, supported), version)
     return version, releases
+
+
+def _version_way_out(version: str, supported: list) -> str:
+    """The two ways out of a cniVersion the installed plugins do not all support."""
+    common = set.intersection(*(set(v) for v in supported)) if supported else set()
+    lower = sorted((v for v in common if version_key(v) < version_key(version)), key=version_key)
+    older = f"set cni_version: {lower[-1]} (the highest every installed plugin supports), " if lower else ""
+    return f"; {older}or install plugins that support {version}"
 
 
 def _list_version(conf: dict, plugin_versions=None) -> str:

@@ -24,7 +24,7 @@ author:
   - cnikit maintainers (@cnikit)
 requirements:
   - Python 3.9 or later on the managed node.
-  - pyroute2 0.6.4 or later (0.7.2 or later on Python 3.12 and later).
+  - pyroute2 0.5.14 or later on Python 3.9, 0.6.4 or later on 3.10 and 3.11, 0.7.2 or later on 3.12 and later.
 extends_documentation_fragment:
   - cnikit.cni._attributes
   - cnikit.cni._attributes.actiongroup_cni

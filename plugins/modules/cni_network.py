@@ -88,7 +88,8 @@ options:
     description:
       - The list's C(cniVersion). Defaults to V(1.0.0) when the list is built from O(plugins); with O(config),
         the config's own value is kept unless this is set.
-      - Debian 12's plugins accept at most V(1.0.0); releases from v1.6.0 on accept V(1.1.0).
+      - Debian 11's plugins (0.9.0) accept at most V(0.4.0), Debian 12's and 13's (1.1.1) at most V(1.0.0); releases
+        from v1.6.0 on accept V(1.1.0).
     type: str
   cni_versions:
     description:

@@ -11,10 +11,18 @@ with the prefix given (links, the non-root login users, the sudoers file) and li
 directory (keys, sshd configs, logs, state). Addresses come from a /24 given on the command
 line, on that bridge only: nothing is routed off the machine.
 
+A host given a Debian tree (``@TREE``, made by ``trees``) runs its sshd chrooted into an overlay of
+that tree (the tree stays as built; what a run writes goes to a tmpfs that ends with the host), with
+its own /proc, /sys, /dev and /run: its commands, Python and libraries are that release's.
+
 Usage:
-  fleet.py up --work DIR --prefix cnit-f- --subnet 10.199.0 HOST=ADDRESS_INDEX[:USER] ...
+  fleet.py up --work DIR --prefix cnit-f- --subnet 10.199.0 HOST=ADDRESS_INDEX[:USER][@TREE] ...
   fleet.py down --work DIR --prefix cnit-f-
   fleet.py venv DIR PYTHON REQUIREMENTS_FILE [--floors]
+  fleet.py trees DIR SUITE ...
+
+``trees`` builds (in parallel) a Debian userland per suite with debootstrap from the machine's own
+mirror, with everything a host needs to converge offline, and prints each suite's directory.
 
 ``up`` prints ``{"changed": bool, ...}``: a fleet already up and answering is left alone.
 ``down`` removes everything ``up`` made, whatever state a failed run left."""
@@ -22,8 +30,10 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -53,7 +63,31 @@ until ip link show "$FLEET_LINK" >/dev/null 2>&1; do
 done
 ip addr add "$FLEET_ADDRESS/24" dev "$FLEET_LINK"
 ip link set "$FLEET_LINK" up
+[ -z "${FLEET_TREE:-}" ] || exec sh -c "$FLEET_TREE_BOOT"
 exec "$FLEET_SSHD" -D -e -f "$FLEET_SSHD_CONFIG"
+"""
+# The rest of a tree host's start: its root, an overlay of the tree on a tmpfs that ends with the
+# host; the work directory (keys, sshd config) at the same path inside; the login user and its sudo.
+TREE_BOOT = r"""
+set -eu
+root="$FLEET_HOST_DIR/root" scratch="$FLEET_HOST_DIR/scratch"
+mount -t tmpfs -o mode=0755 "$FLEET_PREFIX$FLEET_HOSTNAME" "$scratch"
+mkdir "$scratch/upper" "$scratch/work"
+mount -t overlay -o "lowerdir=$FLEET_TREE,upperdir=$scratch/upper,workdir=$scratch/work" "$FLEET_PREFIX$FLEET_HOSTNAME" "$root"
+mount -t proc "$FLEET_PREFIX$FLEET_HOSTNAME" "$root/proc"
+mount -t sysfs "$FLEET_PREFIX$FLEET_HOSTNAME" "$root/sys"
+mount --rbind /dev "$root/dev"
+mount -t tmpfs -o mode=0755 "$FLEET_PREFIX$FLEET_HOSTNAME" "$root/run"
+mkdir -p "$root/run/netns" "$root/run/sshd" "$root$FLEET_WORK"
+mount --bind "$FLEET_WORK" "$root$FLEET_WORK"
+cp /run/hosts "$root/etc/hosts"
+echo "$FLEET_HOSTNAME" >"$root/etc/hostname"
+if [ "$FLEET_USER" != root ]; then
+  chroot "$root" useradd --create-home --shell /bin/sh --password '*' "$FLEET_USER"
+  echo "$FLEET_USER ALL=(ALL:ALL) NOPASSWD: ALL" >"$root/etc/sudoers.d/$FLEET_USER"
+  chmod 0440 "$root/etc/sudoers.d/$FLEET_USER"
+fi
+exec chroot "$root" "$FLEET_SSHD" -D -e -f "$FLEET_SSHD_CONFIG"
 """
 SSHD_CONFIG = """\
 ListenAddress {address}
@@ -113,11 +147,15 @@ def answers(address: str, timeout: float = 1.0) -> bool:
 def parse_hosts(specs: list, subnet: str) -> list:
     hosts = []
     for spec in specs:
+        spec, tree = (spec.split("@", 1) + [""])[:2]
         name, rest = (spec.split("=", 1) + [""])[:2]
         index, user = (rest.split(":", 1) + [""])[:2]
         if not name or not index.isdigit() or not 2 <= int(index) <= 254:
-            raise SystemExit(f"fleet.py: host {spec!r}: expected NAME=INDEX[:USER] with INDEX in 2..254")
-        hosts.append({"name": name, "index": int(index), "address": f"{subnet}.{index}", "user": user or "root"})
+            raise SystemExit(f"fleet.py: host {spec!r}: expected NAME=INDEX[:USER][@TREE] with INDEX in 2..254")
+        if tree and not os.path.isfile(os.path.join(tree, "etc/debian_version")):
+            raise SystemExit(f"fleet.py: host {spec!r}: {tree} is not a Debian tree (fleet.py trees makes them)")
+        hosts.append({"name": name, "index": int(index), "address": f"{subnet}.{index}", "user": user or "root",
+                      "tree": os.path.abspath(tree) if tree else ""})
     return hosts
 
 
@@ -125,7 +163,7 @@ def is_up(state: dict, hosts: list) -> bool:
     """The fleet in ``state`` is the one asked for, and every host's sshd is running and answers."""
     known = {h["name"]: h for h in state.get("hosts", [])}
     return bool(hosts) and all(
-        h["name"] in known and known[h["name"]]["address"] == h["address"] and known[h["name"]]["user"] == h["user"]
+        h["name"] in known and all(known[h["name"]].get(key) == h[key] for key in ("address", "user", "tree"))
         and alive(known[h["name"]]["pid"]) and answers(h["address"]) for h in hosts)
 
 
@@ -177,9 +215,15 @@ def start_host(host: dict, args, bridge: str, state: dict) -> None:
     run("ip", "link", "add", outside, "type", "veth", "peer", "name", inside)
     state["links"].append(outside)
     run("ip", "link", "set", outside, "master", bridge, "up")
+    if host["tree"]:
+        os.makedirs(os.path.join(host_dir, "root"))
+        os.makedirs(os.path.join(host_dir, "scratch"))
     env = dict(os.environ, FLEET_HOSTNAME=host["name"], FLEET_PREFIX=prefix, FLEET_LINK=inside,
                FLEET_ADDRESS=host["address"], FLEET_SSHD=SSHD, FLEET_SSHD_CONFIG=config,
-               FLEET_PRIVATE_DIRS=" ".join(PRIVATE_DIRS))
+               # A tree host's private directories are its overlay's.
+               FLEET_PRIVATE_DIRS=" ".join(PRIVATE_DIRS[:1] if host["tree"] else PRIVATE_DIRS),
+               FLEET_TREE=host["tree"], FLEET_TREE_BOOT=TREE_BOOT, FLEET_HOST_DIR=host_dir, FLEET_WORK=work,
+               FLEET_USER=host["user"])
     with open(os.path.join(host_dir, "sshd.log"), "ab") as log:
         # It outlives this process, so no with-block.
         unshare = subprocess.Popen(  # pylint: disable=consider-using-with
@@ -221,7 +265,8 @@ def up(args) -> dict:
     client_key = keygen(os.path.join(args.work, "id_ed25519"), f"{args.prefix}controller")
     os.makedirs(os.path.join(args.work, "authorized_keys"))
     for user in sorted({h["user"] for h in hosts}):
-        ensure_user(user, args.prefix, state)
+        if any(h["user"] == user and not h["tree"] for h in hosts):
+            ensure_user(user, args.prefix, state)  # a tree host makes its users in its own /etc
         with open(os.path.join(args.work, "authorized_keys", user), "w", encoding="ascii") as out:
             out.write(client_key + "\n")
     write_state(args.work, state)
@@ -388,6 +433,66 @@ def venv(args) -> dict:
     return {"changed": True, "python": python, "requirements": wanted}
 
 
+# -- Debian userlands for hosts of other releases -------------------------------------------------
+
+# What a host's tree holds beyond debootstrap's minbase: sshd, sudo, Python with python3-apt (for
+# Ansible's apt module), the tools the plugins and tests use, and what the plugins role's default
+# mode installs (the libraries and the distribution's plugins), so that a converge needs no network.
+TREE_PACKAGES = ("openssh-server", "sudo", "python3", "python3-apt", "iproute2", "iptables", "iputils-ping",
+                 "python3-jsonschema", "python3-pyroute2", "containernetworking-plugins")
+# What the role's virtualenv mode installs: downloaded into the tree's apt cache, not installed, so
+# that the role's apt task installs them offline, as from a host's local mirror.
+TREE_DOWNLOADED = ("python3-venv", "python3-packaging")
+
+
+def debian_mirror() -> str:
+    """The URI of the Debian mirror the machine's apt sources use for its own release."""
+    with open("/etc/os-release", encoding="utf-8") as handle:
+        codename = dict(line.rstrip("\n").split("=", 1) for line in handle if "=" in line).get("VERSION_CODENAME")
+    targets = run("apt-get", "indextargets", "--format", "$(REPO_URI) $(RELEASE)").stdout.split("\n")
+    for uri, suite in (line.split(" ", 1) for line in targets if " " in line):
+        if suite == codename:
+            return uri
+    raise SystemExit(f"fleet.py: no apt source of this machine serves {codename}")
+
+
+def tree_dir(root: str, suite: str) -> str:
+    """Where the tree of ``suite`` lives: keyed by the suite and the package list, so that a change
+    of either builds a new one."""
+    key = hashlib.sha256(" ".join((suite,) + TREE_PACKAGES + ("+",) + TREE_DOWNLOADED).encode()).hexdigest()[:12]
+    return os.path.join(root, f"{suite}-{key}")
+
+
+def trees(args) -> dict:
+    """Build the missing trees in parallel (about 70 s each), into a temporary directory renamed
+    into place when debootstrap succeeded, so that a tree that exists is whole."""
+    os.makedirs(args.dir, exist_ok=True)
+    wanted = {suite: tree_dir(args.dir, suite) for suite in args.suites}
+    missing = {suite: path for suite, path in wanted.items() if not os.path.isfile(os.path.join(path, "etc/debian_version"))}
+    if missing:
+        mirror = debian_mirror()
+    builds = {}
+    for suite, path in missing.items():
+        shutil.rmtree(path + ".tmp", ignore_errors=True)
+        log = open(path + ".log", "wb")  # pylint: disable=consider-using-with  # closed below, after wait()
+        tmp = shlex.quote(path + ".tmp")
+        build = (f"debootstrap --variant=minbase --include={','.join(TREE_PACKAGES)} {shlex.quote(suite)} {tmp} "
+                 f"{shlex.quote(mirror)} && chroot {tmp} apt-get install -q -y --download-only {' '.join(TREE_DOWNLOADED)}")
+        builds[suite] = (subprocess.Popen(  # pylint: disable=consider-using-with
+            ["sh", "-ec", build], stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT), log)
+    failed = []
+    for suite, (process, log) in builds.items():
+        process.wait()
+        log.close()
+        if process.returncode == 0:
+            os.rename(missing[suite] + ".tmp", missing[suite])
+        else:
+            failed.append(f"{suite} (see {missing[suite]}.log)")
+    if failed:
+        raise SystemExit(f"fleet.py: debootstrap failed: {', '.join(failed)}")
+    return {"changed": bool(missing), "trees": wanted}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -402,12 +507,15 @@ def main() -> None:
     command.add_argument("python")
     command.add_argument("file", help="a pip requirements file")
     command.add_argument("--floors", action="store_true", help="install the lowest versions it allows")
+    command = commands.add_parser("trees")
+    command.add_argument("dir")
+    command.add_argument("suites", nargs="+", metavar="SUITE")
     args = parser.parse_args()
-    if args.command != "venv":
+    if args.command in ("up", "down"):
         args.work = os.path.abspath(args.work)
     if os.geteuid() != 0 and args.command != "venv":
         raise SystemExit("fleet.py: must run as root")
-    print(json.dumps({"up": up, "down": down, "venv": venv}[args.command](args)))
+    print(json.dumps({"up": up, "down": down, "venv": venv, "trees": trees}[args.command](args)))
 
 
 if __name__ == "__main__":

@@ -48,8 +48,19 @@ def test_present_libraries_pass():
     glue.require_libraries(FakeModule(), *glue.LIBRARIES)
 
 
-def test_the_pyroute2_floor_is_the_one_that_imports_on_this_python():
-    assert glue.LIBRARIES["pyroute2"][0] == ("0.7.2" if sys.version_info >= (3, 12) else "0.6.4")
+def test_a_library_older_than_its_tested_floor_is_named_with_both_versions(monkeypatch):
+    from importlib.metadata import version
+    monkeypatch.setitem(glue.LIBRARIES, "jsonschema", ("999.0", "to validate network configurations"))
+    msg = failure(glue.require_libraries, "jsonschema")["msg"]
+    assert msg.startswith(f"jsonschema {version('jsonschema')} is older than 999.0, the oldest this collection is tested with")
+    assert sys.executable in msg
+    assert "pip install 'jsonschema>=999.0'" in msg and "ansible_python_interpreter" in msg
+
+
+def test_the_pyroute2_floor_is_the_tested_one_for_this_python():
+    # Debian 11's 0.5.14 on its Python 3.9; pyroute2 0.6 does not import on Python 3.12 and later.
+    expected = "0.7.2" if sys.version_info >= (3, 12) else "0.6.4" if sys.version_info >= (3, 10) else "0.5.14"
+    assert glue.LIBRARIES["pyroute2"][0] == expected
 
 
 def permission_error() -> NetnsError:

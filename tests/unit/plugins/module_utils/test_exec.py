@@ -434,3 +434,19 @@ def test_fake_plugin_refuses_a_config_version_it_does_not_support(fake):
     with pytest.raises(PluginError) as info:
         _exec.run_plugin(path, ENV, CONF)
     assert (info.value.code, info.value.msg) == (1, "incompatible CNI versions")
+
+
+# -- binaries this host's C library cannot run ------------------------------------------------------
+
+def test_binary_needing_a_newer_glibc_is_named_with_both_versions(tmp_path):
+    # What the dynamic loader prints for Debian 12's plugins (glibc 2.32 and 2.34 symbols) on
+    # Debian 11 (glibc 2.31): the binary's path is a staging directory's during an install.
+    path = tmp_path / ".cnikit-stage-x" / "bridge"
+    loader = "".join(f"{path}: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_{version}' not found (required by {path})\n"
+                     for version in ("2.32", "2.34"))
+    _executable(path, f"#!/bin/sh\ncat >&2 <<'END'\n{loader}END\nexit 1\n")
+    with pytest.raises(PluginError) as caught:
+        _exec.probe_versions(str(path))
+    host = os.confstr("CS_GNU_LIBC_VERSION").split()[-1]
+    assert caught.value.msg == (f"the bridge binary needs glibc 2.34 or later and this host has glibc {host}: "
+                                "install plugins built for this host's distribution (its package) or statically linked ones")

@@ -377,6 +377,15 @@ def test_version_not_supported_by_installed_binary():
     assert "1.0.0" in report.errors[0].message
 
 
+def test_version_not_supported_names_the_highest_common_version_and_newer_plugins():
+    # Debian 11's plugins 0.9.0 stop at spec 0.4.0; the default cniVersion is 1.0.0.
+    bullseye = ["0.1.0", "0.2.0", "0.3.0", "0.3.1", "0.4.0"]
+    report = validate_network_list(net(BRIDGE_HL), installed_versions=installed({"bridge": bullseye, "host-local": DEBIAN}))
+    assert [f.path for f in report.errors] == ["cniVersion"]
+    assert "set cni_version: 0.4.0" in report.errors[0].message
+    assert "or install plugins that support 1.0.0" in report.errors[0].message
+
+
 def test_cni_versions_negotiate_down_to_installed_binaries():
     conf = net(BRIDGE_HL, version="1.1.0", cniVersions=["1.0.0", "1.1.0"])
     assert error_paths(conf, installed_versions=installed({"bridge": DEBIAN, "host-local": DEBIAN})) == []
