@@ -25,6 +25,7 @@ from ._conflist import NetworkList
 from ._engine import CHECK_MIN_VERSION, Attachment, Engine
 from ._errors import CNIError, ConfigError, OperationError
 from ._identifiers import canonical_netns, netns_name
+from ._plugin_rules.registry import add_blockers
 from ._result import convert, summarise, supports
 
 ADDED, UNCHANGED, REPAIRED, REPLACED, DELETED, ABSENT = "added", "unchanged", "repaired", "replaced", "deleted", "absent"
@@ -185,9 +186,6 @@ class ReplaceError(OperationError):
 def _refuse_what_add_would_refuse(network: NetworkList, desired: Desired, action: str) -> None:
     """Before anything is removed (and in check mode, which predicts the real run): refuse an
     ADD that a plugin would refuse on this host as it is now."""
-    # Every plugin's rules: imported when an ADD is coming, not by a converged run.
-    from ._plugin_rules.registry import add_blockers  # pylint: disable=import-outside-toplevel
-
     reasons = add_blockers(network.plugins)
     if reasons:
         verb = {ADDED: "add", REPLACED: "replace", REPAIRED: "repair"}[action]

@@ -24,6 +24,9 @@ from ._errors import CNIError, DeleteError, OperationError, PluginError
 from ._exec import DEFAULT_TIMEOUT, PluginExecutor
 from ._identifiers import AttachmentKey, canonical_netns, check_container_id, check_ifname, check_network_name, cni_args_string
 from ._netns import interface_exists
+# Imported with the module, not in the function that needs it: the engine's verbs run in worker
+# threads, and concurrent first imports from a zip (Ansible's module payload) race on Python 3.9.
+from ._plugin_rules.registry import check_defects, configures_existing_interface
 from ._result import ResultError, convert, family, supports
 
 CHECK_MIN_VERSION = "0.4.0"
@@ -176,8 +179,6 @@ class Engine:
         namespace has) rather than creating one."""
         if not interface_exists(attachment.netns, attachment.ifname):
             return
-        # Only once the name is taken: the registry is not imported on the common path.
-        from ._plugin_rules.registry import configures_existing_interface  # pylint: disable=import-outside-toplevel
         if configures_existing_interface(network.plugins[0]["type"]):
             return
         netns = canonical_netns(attachment.netns)
@@ -302,8 +303,6 @@ class Engine:
             return
         except PluginError as exc:
             error = exc
-        # Only once a CHECK failed: the registry is not imported on the common path.
-        from ._plugin_rules.registry import check_defects  # pylint: disable=import-outside-toplevel
         for defect in check_defects(plugin["type"]):
             match = defect.match(error.msg)
             if match is None:

@@ -9,7 +9,8 @@ Builds tarballs in the upstream layout (flat, members ``./``, ``./<plugin>``, ``
 directory over HTTP on 127.0.0.1 (or, for the simulated fleet, on the controller's address on
 its test bridge). Used by the unit tests (imported) and by the integration
 target (run as a script: ``release_server.py ROOT --release 1.1.1 --release 1.1.2:-sbr
---port-file FILE``)."""
+--release 1.9.1@DIR --port-file FILE``: ``@DIR`` serves the real binaries of that release from DIR
+as they are, the other forms stand-ins made from the distro's binaries)."""
 
 from __future__ import annotations
 
@@ -98,12 +99,19 @@ def main() -> None:
     parser.add_argument("root")
     parser.add_argument("--arch", required=True)
     parser.add_argument("--release", action="append", default=[],
-                        help="VERSION or VERSION:-plugin,-plugin (leave those plugins out)")
+                        help="VERSION or VERSION:-plugin,-plugin (stand-ins made from the distro's binaries, "
+                             "leaving those plugins out), or VERSION@DIR (the real binaries of that release in DIR)")
     parser.add_argument("--port-file", required=True, help="written with the port once serving")
     parser.add_argument("--address", default="127.0.0.1",
                         help="where to listen: loopback, or the controller's address on a test bridge")
     args = parser.parse_args()
     for spec in args.release:
+        if "@" in spec:
+            version, source = spec.split("@", 1)
+            # The binaries only: an install dest also holds cnikit's manifest and memo.
+            binaries = [name for name in sorted(os.listdir(source)) if not name.startswith(".")]
+            build_release(args.root, version, args.arch, binaries, source=source)
+            continue
         version, minus = (spec.split(":", 1) + [""])[:2]
         left_out = {name.lstrip("-") for name in minus.split(",") if name}
         plugins = [name for name in sorted(os.listdir(PLUGIN_SOURCE)) if name not in left_out]
