@@ -182,12 +182,12 @@ def _examine(module: AnsibleModule, engine, network_name: str, valid: list | Non
     result["left_alone"].extend(_gc.left_alone(engine, network_name))
     for item in _gc.unusable_entries(engine, network_name):
         result["unusable_entries"].append(item)
-        module.warn(f"network {network_name}: cannot read the cache entry {item['file']} ({item['reason']}); it is "
-                    "left alone and sent to the plugins' GC as valid, since it may be a running container's")
+        warn(module, f"network {network_name}: cannot read the cache entry {item['file']} ({item['reason']}); it is "
+                     "left alone and sent to the plugins' GC as valid, since it may be a running container's")
     for item in _gc.foreign_left_out(engine, network_name, valid):
         warn(module, f"network {network_name}: valid_attachments leaves out container ID {item['container_id']} "
-                    f"({item['ifname']} in {item['netns'] or 'an unnamed namespace'}), which another runtime made "
-                    "and which is live; it is left alone. Detach it with cni_attach state=absent if it must go")
+                     f"({item['ifname']} in {item['netns'] or 'an unnamed namespace'}), which another runtime made "
+                     "and which is live; it is left alone. Detach it with cni_attach state=absent if it must go")
 
 
 def main():
@@ -211,7 +211,7 @@ def main():
         networks, problems = _gc.gc_networks(params["conf_dir"], params["network"])
         for problem in problems:
             warn(module, f"cannot load {problem.path}: {problem.reason}; the networks it declares are collected as "
-                        "networks conf_dir no longer declares (orphaned_networks)")
+                         "networks conf_dir no longer declares (orphaned_networks)")
         for network in networks:
             if network.disable_gc:
                 result["skipped_networks"].append(network.name)

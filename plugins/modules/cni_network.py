@@ -323,7 +323,7 @@ def _write(module, params, path: str, data: bytes, result: dict) -> None:
     SELinux context, chattr attributes) to what the task says, through Ansible's helpers."""
     mode = netfile.parse_mode(params["mode"])
     if netfile.mode_warning(mode):
-        module.warn(netfile.mode_warning(mode))
+        warn(module, netfile.mode_warning(mode))
     uid, gid = netfile.resolve_id(params["owner"], "owner"), netfile.resolve_id(params["group"], "group")
     file_args = dict(module.load_file_common_arguments(params, path=path), mode=mode, owner=uid, group=gid)
     existing = read_if_exists(path)

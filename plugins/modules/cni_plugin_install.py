@@ -264,7 +264,7 @@ downloaded:
 import platform
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec, warn
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 from ansible_collections.cnikit.cni.plugins.module_utils._download import ReleaseError, mask_url, url_password
 from ansible_collections.cnikit.cni.plugins.module_utils._install import Options, ensure
@@ -336,7 +336,7 @@ def main():
     if not module._diff:
         result.pop("diff")
     for warning in result.pop("warnings"):
-        module.warn(warning)
+        warn(module, warning)
     module.exit_json(**result)
 
 

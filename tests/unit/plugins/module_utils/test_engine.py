@@ -800,13 +800,14 @@ def test_every_plugin_call_goes_through_the_executor_given(tmp_path):
 
 
 def test_a_route_without_gw_is_checked_again_through_the_gateway_it_was_installed_with(engine, fake):
-    fake.install("bridge", ADD={"result": {"cniVersion": "1.0.0", "interfaces": [{"name": "eth0", "sandbox": "/x"}],
-                                          "ips": [{"address": "10.9.0.5/24", "gateway": "10.9.0.1", "interface": 0}],
-                                          "routes": [{"dst": "10.251.0.0/16"}, {"dst": "10.252.0.0/16", "gw": "10.9.0.1"}]}})
+    result = {"cniVersion": "1.0.0", "interfaces": [{"name": "eth0", "sandbox": "/x"}],
+              "ips": [{"address": "10.9.0.5/24", "gateway": "10.9.0.1", "interface": 0}],
+              "routes": [{"dst": "10.251.0.0/16"}, {"dst": "10.252.0.0/16", "gw": "10.9.0.1"}]}
+    fake.install("bridge", ADD={"result": result})
     network = _net("bridge")
     engine.add(network, _attachment())
-    missing = {"error": {"code": 999, "msg": "Expected Route {Dst:{IP:10.251.0.0 Mask:ffff0000} GW:<nil>} not found "
-                                               "in routing table"}}
+    missing = {"error": {"code": 999,
+                         "msg": "Expected Route {Dst:{IP:10.251.0.0 Mask:ffff0000} GW:<nil>} not found in routing table"}}
     fake.configure("bridge", CHECK=[dict(missing, if_stdin='"10.251.0.0/16"}')])  # fails only without the gw
     fake.clear()
 
