@@ -13,6 +13,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import hostclean
 import pytest
 import releases
 
@@ -27,7 +28,7 @@ from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import (
     Attachment, CheckNotAvailable, Engine, InterfaceInUseError,
 )
-from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError, OperationError, PluginError
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import OperationError, PluginError
 from ansible_collections.cnikit.cni.plugins.module_utils._exec import PluginExecutor
 from ansible_collections.cnikit.cni.plugins.module_utils._network_file import installed_release
 
@@ -61,14 +62,7 @@ def _conflist(name, version, bridge, subnet, data_dir, chained):
 def setup(tmp_path, bridge_name, subnet):
     engine = Engine([PLUGIN_DIR], str(tmp_path / "cache"), timeout=30)
     yield engine, str(tmp_path / "ipam"), bridge_name, subnet
-    # A test that failed half-way: DEL what is still cached, so that portmap's per-container
-    # rules go too (the namespaces and links go with host_guard).
-    entries, _problems = engine.cached_attachments()
-    for entry in entries:
-        try:
-            engine.delete(engine.cached_network(entry), Attachment.from_cache(entry))
-        except CNIError:
-            pass
+    hostclean.delete_cached_attachments(engine)
 
 
 def _addresses(netns: str, ifname: str = "eth0") -> list:

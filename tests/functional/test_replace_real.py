@@ -11,11 +11,13 @@ import json
 import os
 import subprocess
 
+import hostclean
 import pytest
+import releases
 
-PLUGIN_DIR = "/usr/lib/cni"
+PLUGIN_DIR = releases.PLUGIN_DIR
 if os.geteuid() != 0 or not os.access(os.path.join(PLUGIN_DIR, "bridge"), os.X_OK):
-    pytest.skip("needs root and the plugin binaries in /usr/lib/cni", allow_module_level=True)
+    pytest.skip(f"needs root and the plugin binaries in {PLUGIN_DIR}", allow_module_level=True)
 
 # pylint: disable=wrong-import-position
 from fakeplugin import FakePlugins
@@ -60,12 +62,7 @@ def rolled(tmp_path, make_netns, bridge_name, subnet):
     for netns in namespaces:
         assert converge(network(subnet), netns).action == "added"
     yield converge, network, namespaces, subnet
-    entries, _problems = engine.cached_attachments()
-    for entry in entries:
-        try:
-            engine.delete(engine.cached_network(entry), Attachment.from_cache(entry))
-        except CNIError:
-            pass
+    hostclean.delete_cached_attachments(engine)
 
 
 def _other_subnet(subnet: str) -> str:
