@@ -15,10 +15,11 @@ INSTALLED_COLLECTIONS="$BUILD_DIR/installed"
 # busybox-static run the podman interoperability test's containers (from a rootfs, no image). The
 # fleet scenario's simulated hosts run sshd and sudo. python3-jsonschema and python3-pyroute2 are
 # the distro's way to the modules' libraries: the managed-nodes stage and one fleet host run the
-# modules with Debian's own Python 3 and them.
+# modules with Debian's own Python 3 and them. dnsmasq-base is the DHCP server the dhcp IPAM tests
+# run inside a test namespace.
 SYSTEM_PACKAGES=(iproute2 iptables iputils-ping containernetworking-plugins jq shellcheck
   golang-go golang-github-appc-cni-dev podman runc busybox-static
-  openssh-server sudo python3-jsonschema python3-pyroute2)
+  openssh-server sudo python3-jsonschema python3-pyroute2 dnsmasq-base)
 
 # The tested support matrix (README.md, "Support matrix").
 # Controllers: ansible-core line, the controller Python it runs on, and the managed-node libraries
