@@ -175,3 +175,25 @@ def test_gc_of_a_vanished_namespace_ends_the_lease_renewal(lab, make_netns):
     assert report["errors"] == [] and [d["container_id"] for d in report["deleted"]] == ["cnit-e-c1"]
     # The lease's loop logs this as it leaves: no renewal follows.
     assert f"{_client_id(network, attachment)}: releasing lease" in daemon.log()
+
+
+def test_modules_declare_attach_rerun_and_detach_a_dhcp_network(lab, make_netns, tmp_path, capsys):
+    """cni_network and cni_attach as Ansible runs them: the network validates without the daemon
+    warning (the daemon listens on its socket), the attachment gets a lease, a re-run is
+    unchanged after a passing CHECK, and detaching deletes it."""
+    import module_harness  # pylint: disable=import-outside-toplevel
+    from ansible_collections.cnikit.cni.plugins.modules import cni_attach, cni_network  # pylint: disable=import-outside-toplevel
+
+    server, daemon, engine = lab
+    paths = {"cni_path": engine.executor.cni_path, "conf_dir": str(tmp_path / "net.d"), "cache_dir": engine.cache_dir}
+    declared = module_harness.run_module(cni_network, capsys, name="cnit-dhcp-mod", cni_version="1.0.0", plugins=[
+        {"type": "bridge", "bridge": server.bridge, "ipam": {"type": "dhcp", "daemonSocketPath": daemon.socket_path}}],
+        **paths)
+    assert declared["changed"] and not any("dhcp daemon" in w for w in declared.get("warnings", [])), declared
+    netns = make_netns()
+    added = module_harness.run_module(cni_attach, capsys, network="cnit-dhcp-mod", netns=netns, **paths)
+    assert added["action"] == "added" and server.in_range(added["ips"][0].split("/")[0]), added
+    again = module_harness.run_module(cni_attach, capsys, network="cnit-dhcp-mod", netns=netns, **paths)
+    assert again["action"] == "unchanged" and not again["changed"] and again["ips"] == added["ips"], again
+    gone = module_harness.run_module(cni_attach, capsys, network="cnit-dhcp-mod", netns=netns, state="absent", **paths)
+    assert gone["action"] == "deleted", gone

@@ -42,9 +42,10 @@ SCHEMA = {
 }
 
 
-def daemon_state(path: str = DEFAULT_SOCKET) -> dict:
-    """Whether a dhcp daemon is up on ``path``: the socket exists and accepts a connection (a
-    socket file left by a daemon that died exists but refuses)."""
+def daemon_state(path: str | None = None) -> dict:
+    """Whether a dhcp daemon is up on ``path`` (the default socket if None): the socket exists
+    and accepts a connection (a socket file left by a daemon that died exists but refuses)."""
+    path = path or DEFAULT_SOCKET
     try:
         present = stat.S_ISSOCK(os.stat(path).st_mode)
     except OSError:
