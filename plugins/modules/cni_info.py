@@ -86,9 +86,10 @@ plugins:
       error: null
 dhcp_daemon:
   description:
-    - Whether the C(dhcp) IPAM plugin's daemon is up on its default socket C(/run/cni/dhcp.sock) (the socket of
-      the reference plugins' C(cni-dhcp.socket) unit): C(present) when the socket exists, C(accepting) when it
-      takes a connection. A socket that exists but does not accept was left by a daemon that has stopped.
+    - Whether the C(dhcp) IPAM plugin's daemon is up on its default socket C(/run/cni/dhcp.sock), the socket of
+      the reference plugins' C(cni-dhcp.socket) unit.
+    - C(present) is true when the socket exists, C(accepting) when it takes a connection. A socket that exists
+      but does not accept was left by a daemon that has stopped.
     - Networks whose C(ipam) names another C(daemonSocketPath) are checked against that socket by their
       validation (a warning in C(networks[].warnings)).
   returned: when V(plugins) is in O(gather)
