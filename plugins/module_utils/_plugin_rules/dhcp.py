@@ -72,7 +72,7 @@ def check(plugin: dict, ctx) -> None:
         return
     state = daemon_state(path)
     if not state["accepting"]:
-        found = "a socket that accepts no connection (its daemon has stopped)" if state["present"] else "no socket"
+        found = "its socket accepts no connection: the daemon has stopped" if state["present"] else "no socket"
         ctx.warn(where, f"no dhcp daemon listens on {path} on this host ({found}): every ADD fails until one "
                         "runs ('dhcp daemon', unit cni-dhcp.socket; docs/user-guide.md, 'A DHCP network')", path)
 
