@@ -22,6 +22,7 @@ if os.geteuid() != 0 or not os.access(os.path.join(PLUGIN_DIR, "bridge"), os.X_O
 # pylint: disable=wrong-import-position
 from fakeplugin import FakePlugins
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _netns
+from hostclean import delete_cached
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import (
     Attachment, CheckNotAvailable, Engine, InterfaceInUseError,
@@ -60,12 +61,7 @@ def setup(tmp_path, bridge_name, subnet):
     yield engine, str(tmp_path / "ipam"), bridge_name, subnet
     # A test that failed half-way: DEL what is still cached, so that portmap's per-container
     # rules go too (the namespaces and links go with host_guard).
-    entries, _problems = engine.cached_attachments()
-    for entry in entries:
-        try:
-            engine.delete(engine.cached_network(entry), Attachment.from_cache(entry))
-        except CNIError:
-            pass
+    delete_cached(engine)
 
 
 def _addresses(netns: str, ifname: str = "eth0") -> list:

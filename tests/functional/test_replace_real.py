@@ -20,6 +20,7 @@ if os.geteuid() != 0 or not os.access(os.path.join(PLUGIN_DIR, "bridge"), os.X_O
 # pylint: disable=wrong-import-position
 from fakeplugin import FakePlugins
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach
+from hostclean import delete_cached
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
@@ -60,12 +61,7 @@ def rolled(tmp_path, make_netns, bridge_name, subnet):
     for netns in namespaces:
         assert converge(network(subnet), netns).action == "added"
     yield converge, network, namespaces, subnet
-    entries, _problems = engine.cached_attachments()
-    for entry in entries:
-        try:
-            engine.delete(engine.cached_network(entry), Attachment.from_cache(entry))
-        except CNIError:
-            pass
+    delete_cached(engine)
 
 
 def _other_subnet(subnet: str) -> str:

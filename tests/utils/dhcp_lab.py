@@ -49,7 +49,22 @@ def socket_accepts(path: str) -> bool:
     return True
 
 
-class DhcpServer:
+class _Background:
+    """A process a test started, with its log file."""
+
+    log_file: Path
+    process: subprocess.Popen | None = None
+
+    def log(self) -> str:
+        return self.log_file.read_text() if self.log_file.exists() else ""
+
+    def stop(self) -> None:
+        if self.process is not None:
+            _stop_process(self.process)
+            self.process = None
+
+
+class DhcpServer(_Background):
     """dnsmasq serving ``subnet`` (its first address is the server's; leases from the 50th to
     the 99th) on ``bridge`` from the namespace ``netns``. ``lease_seconds`` is the lease time and
     ``renew_seconds`` the renewal time (T1) it gives, so that a test sees renewals quickly."""
@@ -100,16 +115,9 @@ class DhcpServer:
         lines = self.lease_file.read_text().splitlines()
         return {fields[2]: fields[4] for fields in (line.split() for line in lines) if len(fields) >= 5}
 
-    def log(self) -> str:
-        return self.log_file.read_text() if self.log_file.exists() else ""
-
-    def stop(self) -> None:
-        if self.process is not None:
-            _stop_process(self.process)
-            self.process = None
 
 
-class DhcpDaemon:
+class DhcpDaemon(_Background):
     """``<plugin_dir>/dhcp daemon`` listening on ``socket_path``; its log (stderr) in
     ``workdir``."""
 
@@ -131,11 +139,3 @@ class DhcpDaemon:
         if self.process.poll() is not None:
             raise RuntimeError(f"the dhcp daemon did not start: {self.log()}")
         return self
-
-    def log(self) -> str:
-        return self.log_file.read_text() if self.log_file.exists() else ""
-
-    def stop(self) -> None:
-        if self.process is not None:
-            _stop_process(self.process)
-            self.process = None
