@@ -116,7 +116,6 @@ class DhcpServer(_Background):
         return {fields[2]: fields[4] for fields in (line.split() for line in lines) if len(fields) >= 5}
 
 
-
 class DhcpDaemon(_Background):
     """``<plugin_dir>/dhcp daemon`` listening on ``socket_path``; its log (stderr) in
     ``workdir``."""
