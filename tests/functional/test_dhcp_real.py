@@ -168,6 +168,24 @@ def test_del_after_a_daemon_restart_succeeds(lab, make_netns):
     assert engine.cached_attachments()[0] == []
 
 
+def test_check_after_a_daemon_restart_takes_the_lease_again(lab, make_netns):
+    """The plugin's CHECK asks the daemon to allocate: a restarted daemon, which knows no lease
+    for the attachment, takes one again from inside the namespace (the server gives the same
+    address to the same client ID) and renews it from then on; so a re-run of cni_attach, which
+    CHECKs, resumes the renewal a restart stopped."""
+    server, daemon, engine = lab
+    network = _bridge_network(server, daemon)
+    attachment = Attachment("cnit-e-c1", make_netns(), "eth0")
+    address = _address(engine.add(network, attachment))
+    daemon.stop()
+    daemon.start()
+    before = daemon.log().count(f"{_client_id(network, attachment)}: lease acquired")
+    assert engine.check(network, attachment).ran
+    assert daemon.log().count(f"{_client_id(network, attachment)}: lease acquired") == before + 1
+    assert server.leases().get(address) is not None
+    assert engine.delete(network, attachment) is True
+
+
 def test_gc_of_a_vanished_namespace_ends_the_lease_renewal(lab, make_netns):
     """The daemon keeps renewing a lease from inside the namespace (its thread holds the
     namespace open after ``ip netns del``) until a DEL stops it: GC sends that DEL, which the
