@@ -62,7 +62,7 @@ def lab(tmp_path, release, subnet):
     attachments deleted in teardown (the namespaces and links go with host_guard)."""
     suffix = subnet.split(".")[2]
     server = DhcpServer(tmp_path, f"{PREFIX}dhcpd{suffix}", f"{PREFIX}dbr{suffix}", f"{PREFIX}dsv{suffix}",
-                        subnet, renew_seconds=2)
+                        subnet)
     daemon = DhcpDaemon(RELEASES[release], tmp_path, str(tmp_path / "dhcp.sock"))
     engine = Engine([RELEASES[release]], str(tmp_path / "cache"), timeout=30)
     try:

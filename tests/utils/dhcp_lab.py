@@ -66,11 +66,10 @@ class _Background:
 
 class DhcpServer(_Background):
     """dnsmasq serving ``subnet`` (its first address is the server's; leases from the 50th to
-    the 99th) on ``bridge`` from the namespace ``netns``. ``lease_seconds`` is the lease time and
-    ``renew_seconds`` the renewal time (T1) it gives, so that a test sees renewals quickly."""
+    the 99th) on ``bridge`` from the namespace ``netns``, for ``lease_seconds``."""
 
     def __init__(self, workdir: Path, netns: str, bridge: str, veth: str, subnet: str,
-                 lease_seconds: int = 600, renew_seconds: int = 300):
+                 lease_seconds: int = 600):
         self.workdir, self.netns, self.bridge, self.veth = workdir, netns, bridge, veth
         network = ipaddress.ip_network(subnet)
         self.address = network.network_address + 1
@@ -78,7 +77,7 @@ class DhcpServer(_Background):
         self.prefixlen = network.prefixlen
         self.lease_file = workdir / "dnsmasq.leases"
         self.log_file = workdir / "dnsmasq.log"
-        self.lease_seconds, self.renew_seconds = lease_seconds, renew_seconds
+        self.lease_seconds = lease_seconds
         self.process: subprocess.Popen | None = None
 
     def start(self) -> DhcpServer:
@@ -96,7 +95,7 @@ class DhcpServer(_Background):
             ["ip", "netns", "exec", self.netns, "dnsmasq", "--keep-in-foreground", "--conf-file=/dev/null",
              "--port=0", "--no-resolv", "--no-hosts", "--interface=eth0", "--bind-interfaces",
              f"--dhcp-range={first},{last},{self.lease_seconds}s", "--dhcp-authoritative",
-             f"--dhcp-option=option:T1,{self.renew_seconds}", f"--dhcp-leasefile={self.lease_file}",
+             f"--dhcp-leasefile={self.lease_file}",
              f"--pid-file={self.workdir / 'dnsmasq.pid'}", "--log-dhcp", f"--log-facility={self.log_file}"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         _wait_for(lambda: self.log_file.exists() and "DHCP, IP range" in self.log_file.read_text()
