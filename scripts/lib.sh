@@ -17,10 +17,12 @@ INSTALLED_COLLECTIONS="$BUILD_DIR/installed"
 # the distro's way to the modules' libraries: the managed-nodes stage runs the modules with Debian's
 # own Python 3 and them. python3-packaging is what the plugins role's virtualenv mode installs for
 # Ansible's pip module (the integration target runs that mode on this machine). debootstrap builds
-# the fleet's Debian 11, 12 and 13 hosts from the mirror.
+# the fleet's Debian 11, 12 and 13 hosts from the mirror. dnsmasq-base is the DHCP server the dhcp
+# IPAM tests run inside a test namespace.
 SYSTEM_PACKAGES=(iproute2 iptables iputils-ping containernetworking-plugins jq shellcheck
   golang-github-appc-cni-dev podman runc busybox-static
-  openssh-server sudo python3-jsonschema python3-pyroute2 python3-packaging debootstrap)
+  openssh-server sudo python3-jsonschema python3-pyroute2 python3-packaging debootstrap
+  dnsmasq-base)
 
 # The tested support matrix (README.md, "Support matrix").
 # Controllers: ansible-core line, the controller Python it runs on, and the managed-node libraries

@@ -54,6 +54,13 @@ def plugin_facts(cni_path: list, timeout: float) -> tuple:
     return facts, warnings
 
 
+def dhcp_daemon_fact() -> dict:
+    """Whether the dhcp IPAM plugin's daemon is up on its default socket."""
+    from ._plugin_rules.dhcp import daemon_state  # pylint: disable=import-outside-toplevel  # only cni_info needs it
+
+    return daemon_state()
+
+
 def network_facts(conf_dir: str, engine: Engine, run_command=None) -> list:
     """Every file of ``conf_dir`` in libcni's order: the network it declares, its validation
     against the installed plugins and the other networks, and STATUS (1.1.0 and later).

@@ -84,6 +84,17 @@ plugins:
       manifest_version: 1.9.1
       shadowed: false
       error: null
+dhcp_daemon:
+  description:
+    - Whether the C(dhcp) IPAM plugin's daemon is up on its default socket C(/run/cni/dhcp.sock), the socket of
+      the reference plugins' C(cni-dhcp.socket) unit.
+    - C(present) is true when the socket exists, C(accepting) when it takes a connection. A socket that exists
+      but does not accept was left by a daemon that has stopped.
+    - Networks whose C(ipam) names another C(daemonSocketPath) are checked against that socket by their
+      validation (a warning in C(networks[].warnings)).
+  returned: when V(plugins) is in O(gather)
+  type: dict
+  sample: {socket: /run/cni/dhcp.sock, present: true, accepting: true}
 networks:
   description:
     - Each file of O(conf_dir), in libcni's order, with the network it declares.
@@ -165,6 +176,7 @@ def main():
     try:
         if "plugins" in gather:
             result["plugins"], problems = _facts.plugin_facts(params["cni_path"], params["timeout"])
+            result["dhcp_daemon"] = _facts.dhcp_daemon_fact()
             warnings.extend(problems)
         if "networks" in gather:
             result["networks"] = _facts.network_facts(params["conf_dir"], engine, command_runner(module))

@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 
-import hostclean
 import pytest
 import releases
 
@@ -21,6 +20,7 @@ if os.geteuid() != 0 or not os.access(os.path.join(PLUGIN_DIR, "bridge"), os.X_O
 
 # pylint: disable=wrong-import-position
 from fakeplugin import FakePlugins
+from hostclean import delete_cached
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
@@ -62,7 +62,7 @@ def rolled(tmp_path, make_netns, bridge_name, subnet):
     for netns in namespaces:
         assert converge(network(subnet), netns).action == "added"
     yield converge, network, namespaces, subnet
-    hostclean.delete_cached_attachments(engine)
+    delete_cached(engine)
 
 
 def _other_subnet(subnet: str) -> str:

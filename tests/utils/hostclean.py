@@ -2,7 +2,8 @@
 test prefix, and portmap's global CNI-HOSTPORT-* iptables chains once no container uses them.
 
 Usage: python tests/utils/hostclean.py PREFIX [--ip-forward 0|1]
-Importable too: ``clean(prefix)``. Never touches a name without the prefix."""
+Importable too: ``clean(prefix)``, and ``delete_cached(engine)`` for the attachments a test's
+engine still has cached. Never touches a name without the prefix."""
 
 from __future__ import annotations
 
@@ -21,22 +22,6 @@ PORTMAP_JUMPS = (
 
 def _run(*argv: str) -> subprocess.CompletedProcess:
     return subprocess.run(argv, capture_output=True, text=True, check=False)
-
-
-def delete_cached_attachments(engine) -> None:
-    """DEL every attachment ``engine``'s cache still holds, with the configuration cached at its
-    ADD: what a test that failed half-way leaves (portmap's per-container rules among it; the
-    namespaces and links go with ``clean``). Errors are ignored: this is a best-effort teardown."""
-    # Imported here: run as a script, this module needs no collection on the path.
-    from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment  # pylint: disable=import-outside-toplevel
-    from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError  # pylint: disable=import-outside-toplevel
-
-    entries, _problems = engine.cached_attachments()
-    for entry in entries:
-        try:
-            engine.delete(engine.cached_network(entry), Attachment.from_cache(entry))
-        except CNIError:
-            pass
 
 
 def drop_portmap_rules(rules: list) -> list:
@@ -79,6 +64,22 @@ def clean_portmap_chains() -> bool:
         _run("iptables", "-t", "nat", "-F", chain)
         _run("iptables", "-t", "nat", "-X", chain)
     return True
+
+
+def delete_cached(engine) -> None:
+    """DEL every attachment still in ``engine``'s cache (a test that failed half-way), so that
+    what lives outside the namespaces goes too: portmap's rules, a dhcp daemon's lease. Errors
+    are ignored: teardown removes what it can."""
+    # pylint: disable=import-outside-toplevel  # the collection is importable once tests run
+    from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment
+    from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
+
+    entries, _problems = engine.cached_attachments()
+    for entry in entries:
+        try:
+            engine.delete(engine.cached_network(entry), Attachment.from_cache(entry))
+        except CNIError:
+            pass
 
 
 def clean(prefix: str, ip_forward: str | None = None) -> dict:

@@ -8,8 +8,16 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import stat
+
 from .._schemas import DEFS
-from ._common import PluginRules
+from ._common import PluginRules, map_of
+
+# Where the daemon listens unless started with -socketpath (and the plugin asks unless the IPAM
+# section names daemonSocketPath): the path of the reference plugins' cni-dhcp.socket unit.
+DEFAULT_SOCKET = "/run/cni/dhcp.sock"
 
 SCHEMA = {
     "type": "object",
@@ -34,8 +42,39 @@ SCHEMA = {
 }
 
 
-def check(_plugin: dict, ctx) -> None:
-    ctx.warn(["ipam", "type"], "the dhcp IPAM plugin needs its daemon running on the host ('dhcp daemon', unit cni-dhcp.socket)")
+def daemon_state(path: str | None = None) -> dict:
+    """Whether a dhcp daemon is up on ``path`` (the default socket if None): the socket exists
+    and accepts a connection (a socket file left by a daemon that died exists but refuses)."""
+    path = path or DEFAULT_SOCKET
+    try:
+        present = stat.S_ISSOCK(os.stat(path).st_mode)
+    except OSError:
+        present = False
+    accepting = False
+    if present:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            probe.settimeout(1.0)
+            try:
+                probe.connect(path)
+                accepting = True
+            except OSError:
+                pass
+    return {"socket": path, "present": present, "accepting": accepting}
+
+
+def check(plugin: dict, ctx) -> None:
+    path = map_of(plugin.get("ipam")).get("daemonSocketPath")
+    where = ["ipam", "daemonSocketPath"] if isinstance(path, str) and path else ["ipam", "type"]
+    path = path if isinstance(path, str) and path else DEFAULT_SOCKET
+    if not ctx.on_host:
+        ctx.warn(where, f"the dhcp IPAM plugin needs its daemon listening on {path} on the host "
+                        "('dhcp daemon', unit cni-dhcp.socket)", path)
+        return
+    state = daemon_state(path)
+    if not state["accepting"]:
+        found = "its socket accepts no connection: the daemon has stopped" if state["present"] else "no socket"
+        ctx.warn(where, f"no dhcp daemon listens on {path} on this host ({found}): every ADD fails until one "
+                        "runs ('dhcp daemon', unit cni-dhcp.socket; docs/user-guide.md, 'A DHCP network')", path)
 
 
 RULES = PluginRules(SCHEMA, check, since={"request": "1.1.0", "provide": "1.1.0", "priority": "1.6.0"})
