@@ -197,10 +197,10 @@ def test_whole_number_floats_reach_the_plugins_as_integers_as_libcni_sends_them(
     expected = {"type": "bridge", "mtu": 1500, "x": {"rate": 1000000, "ratio": 0.5, "huge": 1e21, "list": [2, 0]}}
     network = parse_network_list(text)
     assert network.plugins == [expected]
-    assert type(network.plugins[0]["mtu"]) is int and type(network.plugins[0]["x"]["huge"]) is float
+    assert isinstance(network.plugins[0]["mtu"], int) and isinstance(network.plugins[0]["x"]["huge"], float)
     assert network.raw_bytes == text  # cached as written, as libcni caches the file's bytes
     assert parse_network_list(json.loads(text)).plugins == [expected]
     (tmp_path / "n").mkdir()
     (tmp_path / "n" / "10-tuning.conf").write_text('{"type": "tuning", "mtu": 9000.0}')
     (dropin,) = parse_network_list(b'{"cniVersion": "1.0.0", "name": "n"}', conf_dir=str(tmp_path)).plugins
-    assert type(dropin["mtu"]) is int
+    assert isinstance(dropin["mtu"], int)

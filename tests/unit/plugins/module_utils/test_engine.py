@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _cache, _engine, _exec
+from ansible_collections.cnikit.cni.plugins.module_utils import _cache, _exec
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, CheckNotAvailable, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import (
