@@ -31,6 +31,7 @@ from fakeplugin import FakePlugins
 from release_server import build_release
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _manifest
+from ansible_collections.cnikit.cni.plugins.module_utils._binaries import MEMO_NAME
 
 KILLS = count(12, 50)
 SEED = int(os.environ.get("CNIKIT_RELIABILITY_SEED", "20261121"))
@@ -240,7 +241,7 @@ def test_kill_during_install_converges_exactly(tmp_path, rng, figures):
         landed[_install_landing(killed, dest, manifest, version, digests[version])] += 1
         result = modules.run("cni_plugin_install", args(version), work)
         assert not result.get("failed"), result
-        assert sorted(os.listdir(dest)) == sorted(INSTALLED + [_manifest.MANIFEST_NAME]), "leftovers in dest"
+        assert sorted(os.listdir(dest)) == sorted(INSTALLED + [_manifest.MANIFEST_NAME, MEMO_NAME]), "leftovers in dest"
         assert _manifest.read_manifest(dest)["version"] == version
         for name in INSTALLED:
             path = os.path.join(dest, name)
