@@ -22,10 +22,9 @@ from typing import Callable
 
 from . import _cache
 from ._conflist import NetworkList
-from ._engine import CHECK_MIN_VERSION, Attachment, Engine
+from ._engine import CHECK_MIN_VERSION, Attachment, Engine, plugin_rules
 from ._errors import CNIError, ConfigError, OperationError
 from ._identifiers import canonical_netns, netns_name
-from ._plugin_rules.registry import add_blockers
 from ._result import convert, summarise, supports
 
 ADDED, UNCHANGED, REPAIRED, REPLACED, DELETED, ABSENT = "added", "unchanged", "repaired", "replaced", "deleted", "absent"
@@ -186,7 +185,7 @@ class ReplaceError(OperationError):
 def _refuse_what_add_would_refuse(network: NetworkList, desired: Desired, action: str) -> None:
     """Before anything is removed (and in check mode, which predicts the real run): refuse an
     ADD that a plugin would refuse on this host as it is now."""
-    reasons = add_blockers(network.plugins)
+    reasons = plugin_rules().add_blockers(network.plugins)
     if reasons:
         verb = {ADDED: "add", REPLACED: "replace", REPAIRED: "repair"}[action]
         raise AddWouldFailError(f"cannot {verb} the attachment: {'; '.join(reasons)}; nothing was changed")

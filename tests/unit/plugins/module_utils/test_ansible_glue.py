@@ -7,6 +7,7 @@ the fixes, and the one sentence saying that root is needed."""
 from __future__ import annotations
 
 import errno
+import importlib.machinery
 import sys
 
 import pytest
@@ -55,6 +56,29 @@ def test_a_library_older_than_its_tested_floor_is_named_with_both_versions(monke
     assert msg.startswith(f"jsonschema {version('jsonschema')} is older than 999.0, the oldest this collection is tested with")
     assert sys.executable in msg
     assert "pip install 'jsonschema>=999.0'" in msg and "ansible_python_interpreter" in msg
+
+
+@pytest.mark.parametrize("metadata_dir, expected", [
+    ("cnitlib-4.10.3.dist-info", "4.10.3"),        # pip, and Debian 12's packages
+    ("cnitlib-0.5.14.egg-info", "0.5.14"),         # Debian 11's packages
+    ("cnitlib-0.5.14-py3.9.egg-info", "0.5.14"),   # pip installing from an sdist on Python 3.9
+    ("cnitlib_other-9.9.dist-info", None),         # another distribution's
+    (None, None),                                  # a copy on PYTHONPATH
+])
+def test_a_library_version_is_read_from_the_metadata_beside_it(tmp_path, metadata_dir, expected):
+    (tmp_path / "cnitlib").mkdir()
+    (tmp_path / "cnitlib" / "__init__.py").write_text("")
+    if metadata_dir:
+        (tmp_path / metadata_dir).mkdir()
+    spec = importlib.machinery.PathFinder.find_spec("cnitlib", [str(tmp_path)])
+    assert glue._installed_version(spec) == expected
+
+
+def test_the_newest_of_two_metadata_directories_counts(tmp_path):
+    for name in ("cnitlib.py", "cnitlib-0.9.dist-info", "cnitlib-0.10.dist-info"):
+        (tmp_path / name).mkdir() if name.endswith("info") else (tmp_path / name).write_text("")
+    spec = importlib.machinery.PathFinder.find_spec("cnitlib", [str(tmp_path)])
+    assert glue._installed_version(spec) == "0.10"
 
 
 def test_the_pyroute2_floor_is_the_tested_one_for_this_python():
