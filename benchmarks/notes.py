@@ -101,14 +101,15 @@ def engine_analysis(case: dict) -> str:
 **Why.** {verdict} Per cycle, engine minus bare plugins is {_ms(gap)}; its parts (medians over the
 rounds of the differences of the rounds' totals, per cycle):
 
-- **fsync, {_ms(fsync)}** (engine minus the same engine with `os.fsync` a no-op): every ADD+DEL makes
-  the result cache durable with three fsyncs (the directory of the ADD's intent marker; the cache entry
-  and its directory, through `_fileio.atomic_write`); their cost follows the disk's other writers (about
-  10 ms per cycle in an earlier run of this harness while other tests wrote). libcni writes its cache with a plain `os.WriteFile`
-  and never fsyncs. The fsyncs are a design choice (a cache entry that survives a crash is what lets a
-  later DEL or GC release the host-local reservation) and are kept; a fourth one per ADD, spent on the
-  empty intent marker, was removed while measuring (commit "Cache: create the empty ADD intent marker
-  directly").
+- **fsync, {_ms(fsync)}** (engine minus the same engine with `os.fsync` a no-op): every ADD makes
+  its cache entry durable with two fsyncs (the entry and its directory, through
+  `_fileio.atomic_write`); their cost follows the disk's other writers (about 10 ms per cycle in an
+  earlier run of this harness while other tests wrote). libcni writes its cache with a plain
+  `os.WriteFile` and never fsyncs. These fsyncs are a design choice (a cache entry that survives a
+  crash is what lets a later DEL or GC release the host-local reservation) and are kept. The ADD's
+  intent marker is no longer fsynced (a killed run leaves it in the page cache; after a power loss
+  the journal commits it with or before the plugins' own unsynced files): that fsync of a directory
+  made for the marker cost a journal commit per ADD.
 - **Waiting for the plugin's exit: nothing.** With a timeout, Python's `subprocess` polls for a
   child's exit with sleeps that start at 1 ms and double instead of blocking in `waitpid`; the bare
   plugins run that way cost {_ms(polling)} more per cycle than without a timeout (the "directly with a
