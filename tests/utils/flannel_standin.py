@@ -60,7 +60,7 @@ def load_subnet_env(path: str) -> dict:
     values = {}
     with open(path, encoding="utf-8") as handle:
         for line in handle.read().splitlines():
-            key, _, value = line.partition("=")
+            key, value = line.split("=", 1) if "=" in line else (line, "")
             if key in ("FLANNEL_NETWORK", "FLANNEL_IPV6_NETWORK"):
                 networks = []
                 for cidr in value.split(","):
