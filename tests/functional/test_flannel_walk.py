@@ -210,7 +210,8 @@ def test_flannel_standin_walk_attach_rerun_ping_portmap_detach(flannel_host, cap
 def test_flannel_standin_rerun_at_0_3_1_has_no_check_only_the_namespace_is_verified(flannel_host, capsys):
     """cniVersion 0.3.1 has no CHECK: a re-run takes a cached attachment whose configuration and
     arguments match as healthy while its namespace exists. A broken interface goes unnoticed;
-    a namespace that is gone is repaired (DEL with flannel's saved configuration, then ADD)."""
+    a namespace that is gone is repaired (DEL with flannel's saved configuration, then ADD), as
+    check mode predicts, also when create_netns has created it anew, empty."""
     host = flannel_host
     _declare(host, capsys)
     assert _actions(_attach(host, capsys)) == ["added", "added"]
@@ -220,6 +221,9 @@ def test_flannel_standin_rerun_at_0_3_1_has_no_check_only_the_namespace_is_verif
     assert _actions(_attach(host, capsys)) == ["unchanged", "unchanged"]
 
     subprocess.run(["ip", "netns", "del", netns2], check=True)
+    predicted = _attach(host, capsys, _ansible_check_mode=True)
+    assert _actions(predicted) == ["unchanged", "repaired"] and predicted["created_netns"] == [netns2]
+    assert not Path("/run/netns", netns2).exists()
     repaired = _attach(host, capsys)
     assert _actions(repaired) == ["unchanged", "repaired"]
     assert "eth0" in _in_netns(netns2, "ip", "link").stdout
