@@ -239,3 +239,21 @@ def test_flannel_standin_check_from_0_4_0_does_not_reach_the_bridge(flannel_host
     assert _actions(_attach(host, capsys)) == ["added", "added"]
     assert _in_netns(host.pods[0]["netns"], "ip", "link", "del", "eth0").returncode == 0
     assert _actions(_attach(host, capsys)) == ["unchanged", "unchanged"]
+
+
+def test_flannel_standin_failed_add_is_rolled_back_through_the_saved_configuration(flannel_host, capsys):
+    """A subnet with one free address: the second pod's bridge ADD fails in host-local, and the
+    rollback's DEL reaches the bridge through the configuration flannel saved, so nothing of the
+    second pod is left (no saved file, no cache entry, no namespace the task created for it)."""
+    host = flannel_host
+    Path(host.subnet_file).write_text(f"FLANNEL_NETWORK={FLANNEL_NETWORK}\nFLANNEL_SUBNET=10.249.7.1/30\n"
+                                      f"FLANNEL_MTU={FLANNEL_MTU}\nFLANNEL_IPMASQ=true\n")
+    _declare(host, capsys)
+    result = _attach(host, capsys, parallel=1)
+    first, second = result["attachments"]
+    assert result["failed"] and (first["action"], second["action"]) == ("added", "failed")
+    assert "no IP addresses available" in second["msg"]
+    assert [p.name for p in host.flannel_data.iterdir()] == [host.pods[0]["container_id"]]
+    assert [p.name for p in Path(host.cache_dir, "results").iterdir()] == [f"cbr0-{host.pods[0]['container_id']}-eth0"]
+    assert result["created_netns"] == [host.pods[0]["netns"]]
+    assert not Path("/run/netns", host.pods[1]["netns"]).exists()
