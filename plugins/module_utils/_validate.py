@@ -92,8 +92,9 @@ class ValidationReport:
 def parse_conflist_text(text: str | bytes) -> tuple:
     """Parse JSON text as Go would read it, returning ``(data, report)``.
 
-    Duplicate keys are reported: Go keeps the last one silently, except in tuning's ``sysctl``,
-    which rejects them. A document that is not JSON is an error at the root."""
+    Duplicate keys are reported: Go keeps the last one silently, and some plugins refuse them
+    in one of their maps (``PluginRules.duplicate_key_errors``). A document that is not JSON is
+    an error at the root."""
     report = ValidationReport()
     duplicates = {}
     keep_alive = []
@@ -127,16 +128,21 @@ def parse_conflist_text(text: str | bytes) -> tuple:
     return data, report
 
 
-def _report_duplicates(node, parts, duplicates, report) -> None:
+def _report_duplicates(node, parts, duplicates, report, refused: str | None = None) -> None:
+    """Warn about every repeated key; ``refused``: the error instead, for the keys of a map its
+    plugin refuses repeats in."""
     if isinstance(node, dict):
         for key in duplicates.get(id(node), ()):
             path = json_path(parts + [key])
-            if len(parts) == 3 and parts[0] == "plugins" and parts[2] == "sysctl":
-                report.error(path, "duplicated sysctl keys are not allowed (the tuning plugin rejects them)")
+            if refused:
+                report.error(path, refused)
             else:
                 report.warn(path, "key appears more than once; the plugin keeps only the last value")
+        plugin_type = node.get("type") if len(parts) == 2 and parts[0] == "plugins" else None
+        rules = PLUGINS.get(plugin_type) if isinstance(plugin_type, str) else None
         for key, value in node.items():
-            _report_duplicates(value, parts + [key], duplicates, report)
+            refuses = rules.duplicate_key_errors.get(key) if rules is not None else None
+            _report_duplicates(value, parts + [key], duplicates, report, refuses)
     elif isinstance(node, list):
         for index, value in enumerate(node):
             _report_duplicates(value, parts + [index], duplicates, report)

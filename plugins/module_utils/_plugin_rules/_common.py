@@ -230,6 +230,9 @@ class PluginRules:
     creates_interface: bool = False  # creates CNI_IFNAME in the container
     configures_existing_interface: bool = False  # CNI_IFNAME must already exist (loopback's lo)
     check_defects: tuple = ()  # KnownCheckDefect of released versions of the plugin
+    # key -> the error for a map under that key that repeats one of its own keys (which Go's
+    # decoder would otherwise settle silently, keeping the last value), when the plugin refuses it
+    duplicate_key_errors: dict = field(default_factory=dict)
     # add_blocker(plugin, ipam_gateways) -> why an ADD of this plugin object would fail on this
     # host as it is now (host state the plugin refuses), or None; asked before an attachment is
     # replaced, so that a replace the new configuration cannot complete removes nothing.

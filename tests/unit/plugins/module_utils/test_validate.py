@@ -350,6 +350,18 @@ def test_duplicate_keys():
     assert "name" in [f.path for f in report.warnings]
 
 
+def test_duplicate_sysctl_keys_are_an_error_of_tuning_only():
+    """tuning rejects a duplicated sysctl key; any other plugin's sysctl map keeps the last value."""
+    template = ('{"cniVersion": "1.0.0", "name": "t", "plugins": [{"type": "ptp", "ipam": {"type": "host-local",'
+                ' "subnet": "10.9.0.0/24"}}, {"type": "%s", "sysctl": {"net.a": "1", "net.a": "2"}}]}')
+    _data, report = validate_text(template % "cnit-third-party")
+    assert report.errors == []
+    assert 'plugins[1].sysctl["net.a"]' in [f.path for f in report.warnings]
+    _data, report = validate_text(template % "tuning")
+    assert [f.path for f in report.errors] == ['plugins[1].sysctl["net.a"]']
+    assert "tuning plugin rejects them" in report.errors[0].message
+
+
 def test_not_json():
     data, report = parse_conflist_text(b"{")
     assert data is None and [f.path for f in report.errors] == [""]
