@@ -31,12 +31,10 @@ from dataclasses import dataclass, field
 from ._conflist import ENVELOPE_ORDER, FLAG_KEYS, TOO_DEEP, as_libcni_passes, go_json_problem, libcni_order
 from ._errors import CNIError, ConfigError
 from ._identifiers import check_network_name
-from ._plugin_rules.registry import IPAM, PLUGINS
+from ._plugin_rules.registry import IPAM, PLUGINS, assigned_subnets, host_devices
 from ._plugin_rules._common import (
     FORMAT_CHECKS, Context, Releases, is_ip, json_path, list_of, map_of, parse_cidr, release_name, version_or_none,
 )
-from ._plugin_rules.bridge import DEFAULT_BRIDGE
-from ._plugin_rules.host_local import subnets_of
 from ._result import HIGHEST_VERSION, KNOWN_VERSIONS, select_version, version_key
 from ._schemas import FORMATS, KNOWN_CAPABILITIES, RESERVED_KEYS, RESERVED_PREFIX
 
@@ -466,7 +464,7 @@ def _plugin_types(conf: dict) -> list:
 
 
 def _check_plugins(conf: dict, version: str, releases: dict, on_host: bool, report: ValidationReport) -> list:
-    """Schema and checks of every plugin and IPAM section; returns the host-local subnets for the
+    """Schema and checks of every plugin and IPAM section; returns the IPAM subnets for the
     cross-network checks."""
     seen = []
     subnets = []
@@ -484,7 +482,7 @@ def _check_plugins(conf: dict, version: str, releases: dict, on_host: bool, repo
                                on_host=on_host, subnets=subnets)
             go_view = dict(go_view, ipam=_check_ipam(go_view, plugin_type, ipam_type, ipam_ctx))
         if rules is not None:
-            creates = _creates_interface(plugin_type, rules, position, ipam_type)
+            creates = rules.creates_interface_at(position, ipam_type)
             _check_chaining(plugin_type, rules, ctx, interface_owner if creates else None)
             if creates:
                 interface_owner = interface_owner or (plugin_type, ctx.path())
@@ -519,12 +517,6 @@ def _check_rules(instance: dict, rules, kind: str, name: str, ctx: Context) -> d
             ctx.warn(where, f"the installed {name} plugin is {ctx.releases.label}, and releases before "
                      f"{release_name(rules.since[key])} ignore this key" + ("" if certainly else " (it may be one of them)"))
     return go_view
-
-
-def _creates_interface(plugin_type: str, rules, position: int, ipam_type) -> bool:
-    """Whether the plugin creates CNI_IFNAME; ipvlan chained without IPAM (on a previous
-    plugin's interface as master) is the one use that shares it."""
-    return rules.creates_interface and not (plugin_type == "ipvlan" and position > 0 and not ipam_type)
 
 
 def _check_chaining(plugin_type: str, rules, ctx: Context, interface_owner) -> None:
@@ -630,19 +622,9 @@ def _list_version(conf: dict, plugin_versions=None) -> str:
 
 # --- layer 3: across the host --------------------------------------------------------------------
 
-def _bridge_subnets(conf: dict) -> dict:
-    """{bridge name: frozenset of host-local subnets} of a network's bridge plugins."""
-    result = {}
-    for plugin in list_of(conf.get("plugins")):
-        if isinstance(plugin, dict) and plugin.get("type") == "bridge":
-            bridge = plugin.get("bridge") or DEFAULT_BRIDGE
-            result[bridge] = frozenset(str(s.network) for s in subnets_of(plugin))
-    return result
-
-
 def _check_host(conf: dict, own_subnets: list, source, other_networks, report: ValidationReport) -> None:
     name = conf.get("name")
-    own_bridges = _bridge_subnets(conf)
+    own_devices = host_devices(list_of(conf.get("plugins")))
     for other in other_networks:
         other_source = other.source or "(unnamed)"
         if source and other.source == source:
@@ -657,18 +639,18 @@ def _check_host(conf: dict, own_subnets: list, source, other_networks, report: V
             else:
                 report.warn("name", f"is also defined in {other_source}", name)
             continue
-        other_subnets = [s for p in other.plugins if isinstance(p, dict) for s in subnets_of(p)]
+        other_subnets = [s for p in other.plugins if isinstance(p, dict) for s in assigned_subnets(p)]
         for mine in own_subnets:
             for theirs in other_subnets:
                 if mine.network.version == theirs.network.version and mine.network.overlaps(theirs.network):
                     report.error(mine.path, f"overlaps {theirs.network} of network '{other.name}' ({other_source})",
                                  str(mine.network))
-        for bridge, theirs in _bridge_subnets({"plugins": other.plugins}).items():
-            mine = own_bridges.get(bridge)
+        for (kind, device), theirs in host_devices(other.plugins).items():
+            mine = own_devices.get((kind, device))
             if mine is not None and theirs and mine and mine != theirs:
-                report.error("plugins", f"bridge '{bridge}' is also used by network '{other.name}' ({other_source}) "
-                             f"with other subnets ({', '.join(sorted(theirs))}); the bridge cannot hold both gateways",
-                             bridge)
+                report.error("plugins", f"{kind} '{device}' is also used by network '{other.name}' ({other_source}) "
+                             f"with other subnets ({', '.join(sorted(theirs))}); the {kind} cannot hold both gateways",
+                             device)
 
 
 # --- entry point ---------------------------------------------------------------------------------
