@@ -13,9 +13,10 @@ from types import SimpleNamespace
 import pytest
 
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import PluginNotFoundError
+from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules._common import json_path
 from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules.registry import IPAM_SCHEMAS, PLUGIN_SCHEMAS
 from ansible_collections.cnikit.cni.plugins.module_utils._validate import (
-    json_path, parse_conflist_text, validate_network_list, validate_text,
+    parse_conflist_text, validate_network_list, validate_text,
 )
 
 FIXTURES = pathlib.Path(__file__).parents[2] / "fixtures" / "conflists"
