@@ -14,7 +14,7 @@ import os
 
 from .._conflist import ENVELOPE_ORDER, FLAG_KEYS
 from .._errors import ConfigError
-from .._identifiers import check_network_name
+from .._identifiers import PLUGIN_FILE_NAME_RULE, check_network_name, is_plugin_file_name
 from .._plugin_rules._common import json_path, version_or_none
 from .._result import HIGHEST_VERSION, KNOWN_VERSIONS, version_key
 from .._schemas import KNOWN_CAPABILITIES, RESERVED_KEYS, RESERVED_PREFIX
@@ -111,8 +111,8 @@ def _check_plugin_envelope(plugin, index: int, conf: dict, report: ValidationRep
         report.error(f"{path}.type", "is required: it names the plugin binary")
     elif not isinstance(plugin_type, str) or not plugin_type:
         report.error(f"{path}.type", "must be a non-empty string", plugin_type)
-    elif "/" in plugin_type or "\\" in plugin_type or plugin_type in (".", ".."):
-        report.error(f"{path}.type", "must be a file name, without '/' or '\\'", plugin_type)
+    elif not is_plugin_file_name(plugin_type):
+        report.error(f"{path}.type", f"must be a plugin file name: {PLUGIN_FILE_NAME_RULE}", plugin_type)
     for key in plugin:
         if key in RESERVED_KEYS or key.startswith(RESERVED_PREFIX):
             report.error(json_path(["plugins", index, key]),
@@ -137,5 +137,5 @@ def _check_plugin_envelope(plugin, index: int, conf: dict, report: ValidationRep
     ipam = plugin.get("ipam")
     if "ipam" in plugin and not isinstance(ipam, dict):
         report.error(f"{path}.ipam", "must be an object", ipam)
-    elif isinstance(ipam, dict) and "type" in ipam and (not isinstance(ipam["type"], str) or "/" in ipam["type"]):
-        report.error(f"{path}.ipam.type", "must be a plugin file name", ipam["type"])
+    elif isinstance(ipam, dict) and "type" in ipam and not is_plugin_file_name(ipam["type"]):
+        report.error(f"{path}.ipam.type", f"must be a plugin file name: {PLUGIN_FILE_NAME_RULE}", ipam["type"])

@@ -9,14 +9,11 @@ between plugins (chain order, two plugins creating one interface)."""
 
 from __future__ import annotations
 
+from .._identifiers import is_plugin_file_name
 from .._plugin_rules.registry import IPAM, PLUGINS
 from .._plugin_rules._common import Context, is_ip, json_path, list_of, map_of, version_or_none
 from .report import NO_VALUE, ValidationReport
 from .schema import check_rules
-
-
-def _is_plugin_name(value) -> bool:
-    return isinstance(value, str) and bool(value) and "/" not in value and "\\" not in value and value not in (".", "..")
 
 
 def plugin_types(conf: dict) -> list:
@@ -24,9 +21,9 @@ def plugin_types(conf: dict) -> list:
     an IPAM type that cannot name one is None (the envelope check reported it)."""
     result = []
     for index, plugin in enumerate(list_of(conf.get("plugins"))):
-        if isinstance(plugin, dict) and _is_plugin_name(plugin.get("type")):
+        if isinstance(plugin, dict) and is_plugin_file_name(plugin.get("type")):
             ipam_type = map_of(plugin.get("ipam")).get("type")
-            result.append((index, plugin, plugin["type"], ipam_type if _is_plugin_name(ipam_type) else None))
+            result.append((index, plugin, plugin["type"], ipam_type if is_plugin_file_name(ipam_type) else None))
     return result
 
 
