@@ -19,12 +19,8 @@ from importlib.metadata import PackageNotFoundError, version as installed_versio
 
 from ansible.module_utils.basic import missing_required_lib
 
+from ._defaults import DEFAULT_CACHE_DIR, DEFAULT_CNI_PATH, DEFAULT_CONF_DIR, DEFAULT_TIMEOUT
 from ._errors import CNIError
-from ._exec import DEFAULT_TIMEOUT
-
-DEFAULT_CNI_PATH = ["/opt/cni/bin"]
-DEFAULT_CONF_DIR = "/etc/cni/net.d"
-DEFAULT_CACHE_DIR = "/var/lib/cni"
 
 
 def paths_argument_spec() -> dict:

@@ -23,10 +23,10 @@ import threading
 import time
 
 from ._binaries import identity, recorded_versions
+from ._defaults import DEFAULT_TIMEOUT
 from ._errors import ConfigError, PluginError, PluginNotFoundError
 from ._identifiers import check_plugin_type
 
-DEFAULT_TIMEOUT = 60.0
 TERMINATE_GRACE = 2.0  # seconds between SIGTERM and SIGKILL for a plugin past its timeout
 TEXT_BUSY_RETRIES = 5  # a binary being replaced while we exec it answers ETXTBSY for a moment
 OUTPUT_EXCERPT = 2000  # characters of unparseable output quoted in an error
