@@ -7,6 +7,8 @@ the fixes, and the one sentence saying that root is needed."""
 from __future__ import annotations
 
 import errno
+import pathlib
+import re
 import sys
 
 import pytest
@@ -14,6 +16,9 @@ import pytest
 from ansible_collections.cnikit.cni.plugins.module_utils import _ansible_glue as glue
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
 from ansible_collections.cnikit.cni.plugins.module_utils._netns import NetnsError
+
+
+MANAGED_NODE_REQUIREMENTS = pathlib.Path(__file__).parents[4] / "requirements" / "managed-node.txt"
 
 
 class Failed(Exception):
@@ -57,10 +62,25 @@ def test_a_library_older_than_its_tested_floor_is_named_with_both_versions(monke
     assert "pip install 'jsonschema>=999.0'" in msg and "ansible_python_interpreter" in msg
 
 
-def test_the_pyroute2_floor_is_the_tested_one_for_this_python():
-    # Debian 11's 0.5.14 on its Python 3.9; pyroute2 0.6 does not import on Python 3.12 and later.
-    expected = "0.7.2" if sys.version_info >= (3, 12) else "0.6.4" if sys.version_info >= (3, 10) else "0.5.14"
-    assert glue.LIBRARIES["pyroute2"][0] == expected
+def _floors_for_this_python() -> dict:
+    """{library: minimum} of requirements/managed-node.txt's lines whose python_version markers
+    hold for the Python running the tests."""
+    python = sys.version_info[:2]
+    floors = {}
+    for line in MANAGED_NODE_REQUIREMENTS.read_text(encoding="utf-8").splitlines():
+        if not line or line.startswith("#"):
+            continue
+        requirement, _sep, marker = line.partition(";")
+        bounds = re.findall(r'python_version\s*(<|>=)\s*"(\d+)\.(\d+)"', marker)
+        if all((python < (int(major), int(minor))) == (op == "<") for op, major, minor in bounds):
+            name, minimum = requirement.strip().split(">=")
+            floors[name] = minimum
+    return floors
+
+
+def test_the_floors_are_those_of_the_managed_node_requirements():
+    """The module payload cannot read requirements/managed-node.txt, the floors' one home."""
+    assert {name: minimum for name, (minimum, _use) in glue.LIBRARIES.items()} == _floors_for_this_python()
 
 
 def permission_error() -> NetnsError:
