@@ -28,6 +28,7 @@ from ._sources import (
     normalize_version, open_local_tarball, release_url,
 )
 
+
 @dataclass(frozen=True)
 class Options:
     """The module's options, already type-checked by Ansible."""

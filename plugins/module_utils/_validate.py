@@ -77,4 +77,3 @@ def validate_text(text: str | bytes, **kwargs) -> tuple:
     if data is None:
         return None, report
     return data, validate_network_list(data, report=report, **kwargs)
-

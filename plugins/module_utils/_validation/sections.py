@@ -60,7 +60,6 @@ def check_plugins(conf: dict, version: str, releases: dict, on_host: bool, repor
     return subnets
 
 
-
 def _check_chaining(plugin_type: str, rules, ctx: Context, interface_owner) -> None:
     """Rules of the plugin's place in the list; ``interface_owner``: (type, path) of an earlier
     plugin that created the container interface this one would create again, or None."""
