@@ -18,12 +18,8 @@ import sys
 
 from ansible.module_utils.basic import missing_required_lib
 
+from ._defaults import DEFAULT_CACHE_DIR, DEFAULT_CNI_PATH, DEFAULT_CONF_DIR, DEFAULT_TIMEOUT
 from ._errors import CNIError
-from ._exec import DEFAULT_TIMEOUT
-
-DEFAULT_CNI_PATH = ["/opt/cni/bin"]
-DEFAULT_CONF_DIR = "/etc/cni/net.d"
-DEFAULT_CACHE_DIR = "/var/lib/cni"
 
 
 def paths_argument_spec() -> dict:
@@ -37,9 +33,9 @@ def paths_argument_spec() -> dict:
     }
 
 
-# The managed node's libraries: the oldest version the tests run every module with (the floors of
-# requirements/managed-node.txt: Debian 11's packages on its Python 3.9, Ubuntu 22.04's pyroute2 on
-# 3.10; pyroute2 0.6 does not import on Python 3.12) and their use.
+# The managed node's libraries: the oldest version the tests run every module with, and their use.
+# The floors' home is requirements/managed-node.txt (which pip, the plugins role and the test
+# command read); a module's payload cannot read it, so a unit test holds these to it.
 LIBRARIES = {
     "jsonschema": ("3.2.0", "to validate network configurations"),
     "pyroute2": ("0.7.2" if sys.version_info >= (3, 12) else "0.6.4" if sys.version_info >= (3, 10) else "0.5.14",

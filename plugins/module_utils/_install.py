@@ -16,6 +16,7 @@ import tempfile
 from dataclasses import dataclass
 
 from ._binaries import BinaryMemo
+from ._defaults import DEFAULT_CNI_PATH, DEFAULT_TIMEOUT
 from ._download import Limits, ReleaseError, cleartext_warning, mask_url, parse_checksum
 from ._errors import ConfigError
 from ._manifest import (
@@ -27,15 +28,13 @@ from ._sources import (
     normalize_version, open_local_tarball, release_url,
 )
 
-DEFAULT_DEST = "/opt/cni/bin"
-
 
 @dataclass(frozen=True)
 class Options:
     """The module's options, already type-checked by Ansible."""
 
     state: str = "present"
-    dest: str = DEFAULT_DEST
+    dest: str = DEFAULT_CNI_PATH[0]
     version: str | None = None
     arch: str | None = None          # None: from machine
     machine: str = ""                # platform.machine() of the managed host
@@ -46,7 +45,7 @@ class Options:
     checksum: str | None = None
     plugins: tuple | None = None
     force: bool = False
-    probe_timeout: float = 60.0
+    probe_timeout: float = DEFAULT_TIMEOUT
 
 
 def ensure(opts: Options, fetch, workdir: str, check_mode: bool, limits: Limits = Limits()) -> dict:

@@ -27,20 +27,20 @@ from ._download import Checksum, ReleaseError, copy_hashed, file_digests
 from ._errors import ConfigError
 from ._exec import probe_versions
 from ._fileio import atomic_write, ensure_dir, fsync_dir, read_if_exists, remove_if_exists, remove_written_file
+from ._identifiers import is_plugin_file_name
 
 MANIFEST_NAME = ".cnikit-manifest.json"
 MANIFEST_FORMAT = 1
 STAGE_PREFIX = ".cnikit-stage-"
 BINARY_MODE = 0o755
 
-PLUGIN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 # Release extras that are documentation, not plugins: never installed into dest.
 EXTRA_RE = re.compile(r"^(?:LICENSE|NOTICE|README)(?:\..*)?$|\.(?:md|txt)$", re.IGNORECASE)
 
 
 def is_plugin_name(name: str) -> bool:
     """Can ``name`` be a plugin binary in dest (a plain file name that is no release extra)?"""
-    return bool(PLUGIN_NAME_RE.match(name)) and not EXTRA_RE.search(name)
+    return is_plugin_file_name(name) and not EXTRA_RE.search(name)
 
 
 # --- what is installed -----------------------------------------------------------------------
@@ -62,7 +62,7 @@ def read_manifest(dest: str) -> dict | None:
         raise ReleaseError(f"{manifest_path(dest)} is not a format {MANIFEST_FORMAT} cnikit manifest; "
                            "remove it to start over")
     for name in manifest["files"]:
-        if not isinstance(name, str) or not PLUGIN_NAME_RE.match(name):
+        if not is_plugin_file_name(name):
             raise ReleaseError(f"{manifest_path(dest)} lists a file name that is not a plugin name: {name!r}")
     return manifest
 

@@ -321,6 +321,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _netns
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec, require_libraries, warn
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import load_conf_dir, parse_network_list
+from ansible_collections.cnikit.cni.plugins.module_utils._defaults import DEFAULT_IFNAME
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError, ConfigError
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import (
@@ -451,7 +452,7 @@ def main():
     }
     argument_spec = {
         "network": {"type": "str"}, "config": {"type": "raw"}, "netns": {"type": "str"},
-        "ifname": {"type": "str", "default": "eth0"}, "container_id": {"type": "str"},
+        "ifname": {"type": "str", "default": DEFAULT_IFNAME}, "container_id": {"type": "str"},
         "args": {"type": "raw"}, "capability_args": {"type": "dict"},
         "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
         "create_netns": {"type": "bool", "default": False},

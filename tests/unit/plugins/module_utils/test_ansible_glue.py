@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import errno
 import importlib.machinery
+import pathlib
+import re
 import sys
 
 import pytest
@@ -15,6 +17,9 @@ import pytest
 from ansible_collections.cnikit.cni.plugins.module_utils import _ansible_glue as glue
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
 from ansible_collections.cnikit.cni.plugins.module_utils._netns import NetnsError
+
+
+MANAGED_NODE_REQUIREMENTS = pathlib.Path(__file__).parents[4] / "requirements" / "managed-node.txt"
 
 
 class Failed(Exception):
@@ -81,10 +86,25 @@ def test_the_newest_of_two_metadata_directories_counts(tmp_path):
     assert glue._installed_version(spec) == "0.10"
 
 
-def test_the_pyroute2_floor_is_the_tested_one_for_this_python():
-    # Debian 11's 0.5.14 on its Python 3.9; pyroute2 0.6 does not import on Python 3.12 and later.
-    expected = "0.7.2" if sys.version_info >= (3, 12) else "0.6.4" if sys.version_info >= (3, 10) else "0.5.14"
-    assert glue.LIBRARIES["pyroute2"][0] == expected
+def _floors_for_this_python() -> dict:
+    """{library: minimum} of requirements/managed-node.txt's lines whose python_version markers
+    hold for the Python running the tests."""
+    python = sys.version_info[:2]
+    floors = {}
+    for line in MANAGED_NODE_REQUIREMENTS.read_text(encoding="utf-8").splitlines():
+        if not line or line.startswith("#"):
+            continue
+        requirement, _sep, marker = line.partition(";")
+        bounds = re.findall(r'python_version\s*(<|>=)\s*"(\d+)\.(\d+)"', marker)
+        if all((python < (int(major), int(minor))) == (op == "<") for op, major, minor in bounds):
+            name, minimum = requirement.strip().split(">=")
+            floors[name] = minimum
+    return floors
+
+
+def test_the_floors_are_those_of_the_managed_node_requirements():
+    """The module payload cannot read requirements/managed-node.txt, the floors' one home."""
+    assert {name: minimum for name, (minimum, _use) in glue.LIBRARIES.items()} == _floors_for_this_python()
 
 
 def permission_error() -> NetnsError:
