@@ -230,20 +230,17 @@ def _verify_foreign(engine: Engine, network: NetworkList, desired: Desired, entr
 
 
 def _add_keeping_addresses(engine: Engine, network: NetworkList, attachment: Attachment, previous_ips: list) -> dict:
-    """ADD, asking host-local for the addresses the attachment had (a workload keeps its
-    address across a repair); where the IPAM cannot give them back (taken, outside the ranges
-    of a changed configuration), ADD without asking."""
+    """ADD, asking the IPAM for the addresses the attachment had (a workload keeps its address
+    across a repair) where it honours such a request (host-local); where the IPAM cannot give
+    them back (taken, outside the ranges of a changed configuration), ADD without asking."""
     wanted = [address.split("/")[0] for address in previous_ips]
-    if wanted and _uses_host_local(network) and not any(key == "IP" for key, _value in attachment.cni_args):
+    if wanted and plugin_rules().honours_requested_ips(network.plugins) \
+            and not any(key == "IP" for key, _value in attachment.cni_args):
         try:
             return engine.add(network, attachment, requested_ips=wanted)
         except CNIError:
             pass  # rolled back; a new address is better than none
     return engine.add(network, attachment)
-
-
-def _uses_host_local(network: NetworkList) -> bool:
-    return any(isinstance(p.get("ipam"), dict) and p["ipam"].get("type") == "host-local" for p in network.plugins)
 
 
 def _converge_absent(engine: Engine, desired: Desired, check_mode: bool) -> Outcome:
@@ -262,7 +259,8 @@ def _converge_absent(engine: Engine, desired: Desired, check_mode: bool) -> Outc
 
 def converge_all(engine: Engine, desired: list, check_mode: bool = False, parallel: int = 4) -> list:
     """Converge many attachments, ``parallel`` at a time. Each item's Outcome, or the CNIError
-    that stopped it, in the order given; one failure does not stop the others."""
+    that stopped it, in the order given; one failure does not stop the others. The engine is
+    tidied once, at the end."""
     seen = {}
     for index, item in enumerate(desired):
         if item.key() in seen:
@@ -276,10 +274,13 @@ def converge_all(engine: Engine, desired: list, check_mode: bool = False, parall
         except CNIError as exc:
             return exc
 
-    if len(desired) == 1 or parallel <= 1:
-        return [run(item) for item in desired]
-    with ThreadPoolExecutor(max_workers=min(parallel, len(desired))) as pool:
-        return list(pool.map(run, desired))
+    try:
+        if len(desired) == 1 or parallel <= 1:
+            return [run(item) for item in desired]
+        with ThreadPoolExecutor(max_workers=min(parallel, len(desired))) as pool:
+            return list(pool.map(run, desired))
+    finally:
+        engine.tidy()
 
 
 def item_result(desired: Desired, outcome) -> dict:

@@ -210,10 +210,11 @@ def mark_pending(cache_dir: str, key: AttachmentKey) -> None:
 
 
 def clear_pending(cache_dir: str, key: AttachmentKey) -> None:
+    """Remove the marker; its directory stays for the next ADD (:func:`remove_idle_lock_files`
+    removes it once empty)."""
     with _subdir(cache_dir, PENDING_SUBDIR) as directory:
-        removed = directory is not None and remove_if_exists(key.file_name, directory)
-    if removed:
-        _remove_dir_if_empty(os.path.join(cache_dir, PENDING_SUBDIR))
+        if directory is not None:
+            remove_if_exists(key.file_name, directory)
 
 
 def is_pending(cache_dir: str, key: AttachmentKey) -> bool:

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 
 from . import _cache
 from ._conflist import NetworkList, as_libcni_passes, parse_network_list
+from ._defaults import DEFAULT_IFNAME, DEFAULT_TIMEOUT
 from ._errors import CNIError, DeleteError, OperationError, PluginError
-from ._exec import DEFAULT_TIMEOUT, PluginExecutor
+from ._exec import PluginExecutor
 from ._identifiers import AttachmentKey, canonical_netns, check_container_id, check_ifname, check_network_name, cni_args_string
 from ._netns import interface_exists
 from ._result import ResultError, convert, family, supports
@@ -63,7 +64,7 @@ class Attachment:
 
     container_id: str
     netns: str
-    ifname: str = "eth0"
+    ifname: str = DEFAULT_IFNAME
     cni_args: list = field(default_factory=list)  # [[key, value], ...]
     capability_args: dict = field(default_factory=dict)
 
@@ -245,9 +246,7 @@ class Engine:
         key = attachment.key(network.name)
         version = self.version_of(network)
         with _cache.attachment_lock(self.cache_dir, key):
-            existed = self._delete_unlocked(network, version, attachment)
-        _cache.remove_idle_lock_files(self.cache_dir)
-        return existed
+            return self._delete_unlocked(network, version, attachment)
 
     def _delete_unlocked(self, network: NetworkList, version: str, attachment: Attachment) -> bool:
         key = attachment.key(network.name)
@@ -336,6 +335,13 @@ class Engine:
                 entry.reported_defects = sorted(set(entry.reported_defects) | set(names))
                 _cache.write_entry(self.cache_dir, entry)
 
+    def tidy(self) -> None:
+        """Delete our lock files nobody holds, and the lock and intent-marker directories once
+        empty, so that a host whose attachments are all gone keeps no trace of ours. The verbs
+        leave them for the next verb: a caller tidies once, when its work is done (creating and
+        deleting them around every verb cost each ADD+DEL about 1.5 ms of file system work)."""
+        _cache.remove_idle_lock_files(self.cache_dir)
+
     # -- GC and STATUS ---------------------------------------------------------------------
 
     def cached_attachments(self, network_name: str | None = None) -> tuple:
@@ -364,7 +370,7 @@ class Engine:
                                    extra={"cni.dev/valid-attachments": valid, "cni.dev/attachments": valid})
                     except CNIError as exc:
                         report["errors"].append(exc.to_dict())
-        _cache.remove_idle_lock_files(self.cache_dir)
+        self.tidy()
         return report
 
     def gc_orphaned(self, network_name: str, keep) -> dict:
@@ -381,7 +387,7 @@ class Engine:
 
         with _cache.network_gc_lock(self.cache_dir, network_name):
             self._delete_stale(network_name, [], keep, network_at_add, report)
-        _cache.remove_idle_lock_files(self.cache_dir)
+        self.tidy()
         return report
 
     def _delete_stale(self, network_name: str, valid_attachments: list, keep, network_of, report: dict) -> list:

@@ -38,6 +38,7 @@ def delete_attachments(engine: Engine, entries: list) -> tuple:
             errors.append(exc)
             continue
         deleted.append(entry.identity())
+    engine.tidy()
     return deleted, errors
 
 

@@ -256,6 +256,9 @@ class PluginRules:
     # host_device(plugin) -> (kind, name) of the host device the plugin puts every network's
     # attachments on (bridge's bridge), which can hold only one network's gateways; None: none
     host_device: object = None
+    # an IPAM type that hands out the addresses CNI_ARGS IP asks for (so a repaired or replaced
+    # attachment can ask for the ones it had)
+    honours_requested_ips: bool = False
 
     def creates_interface_at(self, position: int, ipam_type) -> bool:
         """Whether the plugin creates CNI_IFNAME at this place in the list, with this IPAM type."""

@@ -161,4 +161,4 @@ def check(plugin: dict, ctx) -> None:
     check_routes(ipam.get("routes"), ["ipam", "routes"], networks, ctx, gateways)
 
 
-RULES = PluginRules(SCHEMA, check, gateways=gateways, subnets=subnets)
+RULES = PluginRules(SCHEMA, check, gateways=gateways, subnets=subnets, honours_requested_ips=True)

@@ -66,6 +66,15 @@ def check_defects(plugin_type: str) -> tuple:
     return rules.check_defects if rules is not None else ()
 
 
+def honours_requested_ips(plugins: list) -> bool:
+    """Whether an IPAM of these plugin objects hands out the addresses CNI_ARGS IP asks for."""
+    for plugin in plugins:
+        rules = IPAM.get(map_of(plugin.get("ipam")).get("type"))
+        if rules is not None and rules.honours_requested_ips:
+            return True
+    return False
+
+
 def add_blockers(plugins: list) -> list:
     """Why an ADD of these plugin objects would fail on this host as it is now, one line per
     plugin that says so (see ``PluginRules.add_blocker``)."""

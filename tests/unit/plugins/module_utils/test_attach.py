@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -210,6 +211,20 @@ def test_converge_all_reports_each_item_and_one_failure_does_not_stop_the_others
     assert all(d["ips"] == ["10.0.0.2/24"] for d in described)
     cached, problems = engine.cached_attachments("net1")
     assert len(cached) == 6 and problems == []
+
+
+def test_a_batch_leaves_its_lock_files_to_the_next_verb_and_tidies_once_at_the_end(setup, tmp_path, monkeypatch):
+    plugins, engine, netns = setup
+    net = network()
+    tidied = []
+    monkeypatch.setattr(_cache, "remove_idle_lock_files", lambda cache_dir: tidied.append(os.listdir(cache_dir)))
+    items = [_attach.Desired(net.name, lambda: net, Attachment(f"c{i}", netns, "eth0"), "present") for i in range(3)]
+    _attach.converge_all(engine, items, parallel=2)
+    assert len(tidied) == 1 and {_cache.LOCKS_SUBDIR, _cache.PENDING_SUBDIR} <= set(tidied[0])
+    monkeypatch.undo()
+    gone = [_attach.Desired(d.network_name, d.load_network, d.attachment, "absent") for d in items]
+    _attach.converge_all(engine, gone, parallel=2)
+    assert os.listdir(tmp_path / "cache") == [_cache.RESULTS_SUBDIR]  # no lock or marker directory left
 
 
 def test_converge_all_collects_errors_per_item(setup):

@@ -264,7 +264,7 @@ def test_idle_lock_files_and_empty_directories_are_removed_held_ones_kept(tmp_pa
     cache_dir = str(tmp_path)
     _cache.mark_pending(cache_dir, AttachmentKey("net", "c1", "eth0"))
     _cache.clear_pending(cache_dir, AttachmentKey("net", "c1", "eth0"))
-    assert not (tmp_path / _cache.PENDING_SUBDIR).exists()  # the marker's directory went with it
+    assert os.listdir(tmp_path / _cache.PENDING_SUBDIR) == []  # the directory stays for the next ADD
     held_in, held_out = _holder(_cache.attachment_lock(cache_dir, AttachmentKey("net", "c1", "eth0")))
     assert held_in.wait(5)
     with _cache.network_gc_lock(cache_dir, "other"):
@@ -272,6 +272,7 @@ def test_idle_lock_files_and_empty_directories_are_removed_held_ones_kept(tmp_pa
     _cache.remove_idle_lock_files(cache_dir)
     assert sorted(os.listdir(tmp_path / _cache.LOCKS_SUBDIR)) == [
         "attachment-%03d.lock" % _stripe("net", "c1", "eth0"), "network-net.lock"]
+    assert not (tmp_path / _cache.PENDING_SUBDIR).exists()  # empty: removed with the idle locks
     held_out.set()
     _wait_until(lambda: _cache.remove_idle_lock_files(cache_dir) or not (tmp_path / _cache.LOCKS_SUBDIR).exists())
 
