@@ -20,10 +20,10 @@ from conftest import PREFIX, needs_host, run
 from fakeplugin import FakePlugins
 from release_server import build_release, start_server
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _attach
+from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _cache
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
-from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import cni_args_string
+from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import AttachmentKey, cni_args_string
 
 PLUGINS_SOURCE = Path(__file__).resolve().parents[2] / "plugins"
 
@@ -68,11 +68,19 @@ def test_modes_and_owners_whatever_the_umask(tmp_path, hygiene_netns, umask):
         dest / ".cnikit-manifest.json": 0o644,
         dest / ".cnikit-binaries.json": 0o644,
     }
-    expected_dirs = {conf_dir: 0o755, cache_dir / "results": 0o700, cache_dir / "cnikit-locks": 0o700, dest: 0o755}
+    expected_dirs = {conf_dir: 0o755, cache_dir / "results": 0o700, dest: 0o755}
     for path, mode in list(expected_files.items()) + list(expected_dirs.items()):
         assert (oct(_mode(path)), _owner(path)) == (oct(mode), (0, 0)), path
-    for lock in (cache_dir / "cnikit-locks").iterdir():
-        assert _mode(lock) == 0o600, lock
+    # The task tidied its lock files and their directory away; they exist while a verb holds them.
+    assert not (cache_dir / _cache.LOCKS_SUBDIR).exists()
+    old_umask = os.umask(umask)
+    try:
+        with _cache.attachment_lock(str(cache_dir), AttachmentKey("hyg", "c1", "eth0")):
+            locks = cache_dir / _cache.LOCKS_SUBDIR
+            assert (oct(_mode(locks)), _owner(locks)) == (oct(0o700), (0, 0))
+            assert {oct(_mode(lock)) for lock in locks.iterdir()} == {oct(0o600)}
+    finally:
+        os.umask(old_umask)
     # Nothing on the way to them is writable by others (a swapped directory would let a local
     # user replace plugins or conflists that root then runs or reads).
     for directory in [p for p in root.rglob("*") if p.is_dir()] + [root]:
