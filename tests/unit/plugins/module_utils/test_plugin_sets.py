@@ -7,9 +7,10 @@ another installer, each set installed, upgraded and removed without touching the
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-import tarfile
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -26,29 +27,6 @@ FLANNEL_V1, FLANNEL_V2 = "v1.9.1-flannel1", "v1.9.2-flannel1"
 
 pytestmark = pytest.mark.skipif(not DISTRO_PLUGINS, reason="needs the distro's CNI plugins in /usr/lib/cni")
 
-# A stand-in for flannel's CNI plugin: it answers VERSION and nothing else. Only the release
-# layout (tarball name, member name flannel-<arch>) is flannel's.
-STAND_IN_FLANNEL = """#!/bin/sh
-# stand-in for flannel's CNI plugin {version}: answers VERSION only
-if [ "$CNI_COMMAND" = VERSION ]; then
-  echo '{{"cniVersion":"1.0.0","supportedVersions":["0.3.0","0.3.1","0.4.0","1.0.0"]}}'
-  exit 0
-fi
-echo '{{"code":4,"msg":"stand-in flannel: only VERSION"}}'
-exit 1
-"""
-
-
-def build_stand_in_flannel_release(root: Path, version: str) -> Path:
-    """cni-plugin-flannel-linux-<arch>-<version>.tgz holding flannel-<arch>, flannel's layout."""
-    program = root / f"stand-in-flannel-{version}"
-    program.write_text(STAND_IN_FLANNEL.format(version=version))
-    program.chmod(0o755)
-    path = root / f"cni-plugin-flannel-linux-{ARCH}-{version}.tgz"
-    with tarfile.open(path, "w:gz") as archive:
-        archive.add(program, arcname=f"flannel-{ARCH}")
-    return path
-
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
@@ -56,7 +34,8 @@ def server(tmp_path_factory):
     release_server.build_release(str(root), V1, ARCH, patch={n: b"v1" for n in DISTRO_PLUGINS})
     v2_plugins = [n for n in DISTRO_PLUGINS if n != "sbr"]
     release_server.build_release(str(root), V2, ARCH, v2_plugins, patch={n: b"v2" for n in v2_plugins})
-    flannel = {v: build_stand_in_flannel_release(root, v) for v in (FLANNEL_V1, FLANNEL_V2)}
+    # flannel's release layout around a stand-in program that only answers VERSION (not flannel).
+    flannel = {v: Path(release_server.build_stand_in_flannel(str(root), v, ARCH)) for v in (FLANNEL_V1, FLANNEL_V2)}
     httpd, base_url = release_server.start_server(str(root))
     yield {"root": root, "base_url": base_url, "flannel": flannel}
     httpd.shutdown()
@@ -68,7 +47,6 @@ def dest(tmp_path):
 
 
 def fetch(url):
-    import urllib.request  # pylint: disable=import-outside-toplevel
     return urllib.request.urlopen(url, timeout=10)  # noqa: S310 - 127.0.0.1 only
 
 
@@ -106,7 +84,7 @@ def test_a_second_set_leaves_the_reference_set_alone(server, dest, tmp_path):
         assert outcome["removed"] == outcome["updated"] == outcome["foreign"] == []
         assert outcome["set"] == "flannel" and outcome["version"] == FLANNEL_V1
     assert result["plugins"]["flannel"]["cni_versions"] == ["0.3.0", "0.3.1", "0.4.0", "1.0.0"]
-    assert contents(dest) == reference | {"flannel": (server["root"] / f"stand-in-flannel-{FLANNEL_V1}").read_bytes()}
+    assert contents(dest) == reference | {"flannel": release_server.STAND_IN_FLANNEL.format(version=FLANNEL_V1).encode()}
     assert Path(dest, "flannel").read_text().startswith("#!/bin/sh\n# stand-in for flannel")
     sets = manifest(dest)["sets"]
     assert sorted(sets) == ["flannel", "reference"]
@@ -226,8 +204,8 @@ def test_an_old_manifest_is_migrated_when_another_set_is_installed(server, dest,
 
 def test_flannel_from_its_release_url(server, dest, tmp_path):
     tarball = server["flannel"][FLANNEL_V1]
-    url = f"{server['base_url']}/{tarball.name}"
-    digest = "sha256:" + __import__("hashlib").sha256(tarball.read_bytes()).hexdigest()
+    url = f"{server['base_url']}/flannel/{FLANNEL_V1}/{tarball.name}"
+    digest = "sha256:" + hashlib.sha256(tarball.read_bytes()).hexdigest()
     result = run(server, dest, tmp_path, plugin_set="flannel", version=FLANNEL_V1, url=url, checksum=digest,
                  rename={f"flannel-{ARCH}": "flannel"})
     assert result["installed"] == ["flannel"] and result["downloaded"] and result["source"] == url
