@@ -68,14 +68,14 @@ options:
         installing, upgrading or removing one leaves the others alone.
       - V(reference) is the CNI reference plugins' release. Name a set after what it holds, for example
         V(flannel) or V(whereabouts) (lower-case letters, digits, C(.), C(_), C(-)).
-      - A set other than V(reference) needs O(url), O(src) or O(src_dir): O(base_url) has the reference
+      - A set other than V(reference) needs O(url), O(src) or O(src_dir), since O(base_url) has the reference
         release's layout.
     type: str
     default: reference
   rename:
     description:
-      - Source members to install under another name, V({member: name}); for example
-        V({flannel-amd64: flannel}) for flannel's release tarball. Members not listed keep their names.
+      - "Source members to install under another name, as a mapping of member to name; for example
+        V({flannel-amd64: flannel}) for flannel's release tarball. Members not listed keep their names."
       - O(plugins) selects by the installed name.
       - A member the source does not hold, or two members given one name, is an error.
     type: dict
