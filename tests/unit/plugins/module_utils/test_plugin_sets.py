@@ -28,19 +28,6 @@ FLANNEL_V1, FLANNEL_V2 = "v1.9.1-flannel1", "v1.9.2-flannel1"
 pytestmark = pytest.mark.skipif(not DISTRO_PLUGINS, reason="needs the distro's CNI plugins in /usr/lib/cni")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    root = tmp_path_factory.mktemp("release")
-    release_server.build_release(str(root), V1, ARCH, patch={n: b"v1" for n in DISTRO_PLUGINS})
-    v2_plugins = [n for n in DISTRO_PLUGINS if n != "sbr"]
-    release_server.build_release(str(root), V2, ARCH, v2_plugins, patch={n: b"v2" for n in v2_plugins})
-    # flannel's release layout around a stand-in program that only answers VERSION (not flannel).
-    flannel = {v: Path(release_server.build_stand_in_flannel(str(root), v, ARCH)) for v in (FLANNEL_V1, FLANNEL_V2)}
-    httpd, base_url = release_server.start_server(str(root))
-    yield {"root": root, "base_url": base_url, "flannel": flannel}
-    httpd.shutdown()
-
-
 @pytest.fixture
 def dest(tmp_path):
     return str(tmp_path / "bin")

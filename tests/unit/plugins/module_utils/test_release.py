@@ -47,17 +47,6 @@ class CountingFetch:
         return urllib.request.urlopen(url, timeout=10)  # noqa: S310 - 127.0.0.1 only
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    root = tmp_path_factory.mktemp("release")
-    release_server.build_release(str(root), V1, ARCH, patch={n: b"v1" for n in DISTRO_PLUGINS})
-    v2_plugins = [n for n in DISTRO_PLUGINS if n != "sbr"]
-    release_server.build_release(str(root), V2, ARCH, v2_plugins, patch={n: b"v2" for n in v2_plugins})
-    httpd, base_url = release_server.start_server(str(root))
-    yield {"root": root, "base_url": base_url}
-    httpd.shutdown()
-
-
 @pytest.fixture
 def fetch():
     return CountingFetch()
