@@ -67,24 +67,29 @@ def read_manifest(dest: str) -> dict | None:
     except ValueError as exc:
         raise ReleaseError(f"{manifest_path(dest)} is not valid JSON ({exc}); remove it to start over") from exc
     if not isinstance(manifest, dict) or manifest.get("format") not in (OLD_FORMAT, MANIFEST_FORMAT) \
+            or (manifest["format"] == MANIFEST_FORMAT and not isinstance(manifest.get("sets"), dict)) \
             or not all(isinstance(entry, dict) and isinstance(entry.get("files"), dict)
                        for entry in _raw_sets(manifest).values()):
         raise ReleaseError(f"{manifest_path(dest)} is not a format {MANIFEST_FORMAT} cnikit manifest; "
                            "remove it to start over")
+    owners = {}
     for set_name, entry in _raw_sets(manifest).items():
-        if not isinstance(set_name, str) or not SET_NAME_RE.match(set_name):
+        if not SET_NAME_RE.match(set_name):
             raise ReleaseError(f"{manifest_path(dest)} has a set name that is not a set name: {set_name!r}")
         for name in entry["files"]:
             if not isinstance(name, str) or not PLUGIN_NAME_RE.match(name):
                 raise ReleaseError(f"{manifest_path(dest)} lists a file name that is not a plugin name: {name!r}")
+            if name in owners:
+                raise ReleaseError(f"{manifest_path(dest)} lists {name} in two sets, {owners[name]} and {set_name}; "
+                                   "remove it to start over")
+            owners[name] = set_name
     return manifest
 
 
 def _raw_sets(manifest: dict) -> dict:
-    if manifest.get("format") == OLD_FORMAT:
+    if manifest["format"] == OLD_FORMAT:
         return {REFERENCE_SET: {key: value for key, value in manifest.items() if key != "format"}}
-    sets = manifest.get("sets")
-    return sets if isinstance(sets, dict) else {None: None}
+    return manifest["sets"]
 
 
 def manifest_sets(manifest: dict | None) -> dict:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import release_server
 
+from ansible_collections.cnikit.cni.plugins.module_utils._download import ReleaseError
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
 from ansible_collections.cnikit.cni.plugins.module_utils._install import Options, ensure
 
@@ -233,3 +234,16 @@ def test_the_reference_set_keeps_release_versions(server, dest, tmp_path):
 def test_another_set_needs_its_own_source(server, dest, tmp_path):
     with pytest.raises(ConfigError, match="^plugin_set: set flannel needs url, src or src_dir: base_url has the layout of the reference release"):
         run(server, dest, tmp_path, plugin_set="flannel", version=FLANNEL_V1)
+
+
+@pytest.mark.parametrize(("sets", "message"), [
+    ([], "is not a format 2 cnikit manifest"),
+    ({"Bad Name": {"files": {}}}, "has a set name that is not a set name"),
+    ({"a": {"files": {"bridge": "ab"}}, "b": {"files": {"bridge": "cd"}}}, "lists bridge in two sets, a and b"),
+])
+def test_a_broken_manifest_is_reported_and_changes_nothing(server, dest, tmp_path, sets, message):
+    os.makedirs(dest)
+    Path(dest, ".cnikit-manifest.json").write_text(json.dumps({"format": 2, "sets": sets}))
+    with pytest.raises(ReleaseError, match=message):
+        run(server, dest, tmp_path)
+    assert os.listdir(dest) == [".cnikit-manifest.json"]
