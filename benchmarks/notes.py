@@ -101,14 +101,15 @@ def engine_analysis(case: dict) -> str:
 **Why.** {verdict} Per cycle, engine minus bare plugins is {_ms(gap)}; its parts (medians over the
 rounds of the differences of the rounds' totals, per cycle):
 
-- **fsync, {_ms(fsync)}** (engine minus the same engine with `os.fsync` a no-op): every ADD+DEL makes
-  the result cache durable with three fsyncs (the directory of the ADD's intent marker; the cache entry
-  and its directory, through `_fileio.atomic_write`); their cost follows the disk's other writers (about
-  10 ms per cycle in an earlier run of this harness while other tests wrote). libcni writes its cache with a plain `os.WriteFile`
-  and never fsyncs. The fsyncs are a design choice (a cache entry that survives a crash is what lets a
-  later DEL or GC release the host-local reservation) and are kept; a fourth one per ADD, spent on the
-  empty intent marker, was removed while measuring (commit "Cache: create the empty ADD intent marker
-  directly").
+- **fsync, {_ms(fsync)}** (engine minus the same engine with `os.fsync` a no-op): every ADD makes
+  its cache entry durable with two fsyncs (the entry and its directory, through
+  `_fileio.atomic_write`); their cost follows the disk's other writers (about 10 ms per cycle in an
+  earlier run of this harness while other tests wrote). libcni writes its cache with a plain
+  `os.WriteFile` and never fsyncs. These fsyncs are a design choice (a cache entry that survives a
+  crash is what lets a later DEL or GC release the host-local reservation) and are kept. The ADD's
+  intent marker is no longer fsynced (a killed run leaves it in the page cache; after a power loss
+  the journal commits it with or before the plugins' own unsynced files): that fsync of a directory
+  made for the marker cost a journal commit per ADD.
 - **Waiting for the plugin's exit: nothing.** With a timeout, Python's `subprocess` polls for a
   child's exit with sleeps that start at 1 ms and double instead of blocking in `waitpid`; the bare
   plugins run that way cost {_ms(polling)} more per cycle than without a timeout (the "directly with a
@@ -247,6 +248,14 @@ the schemas, which imports `jsonschema`, and takes each plugin binary's `VERSION
 the source directory and `dest` with the manifest, each binary known by its file identity, neither hashed
 nor run again ({_ms(one['cni_plugin_install']['median'])}). On all {case['hosts']} hosts at once a task takes the time of the slowest host
 plus the controller's share: ping {_ms(every['ping']['median'])}, `cni_attach` {_ms(every['cni_attach']['median'])}.
+
+**What was cut.** The module payload carries no compiled files, so the interpreter compiles every
+`module_utils` file a task imports, every run. A converged `cni_attach` with CHECK measured 1.51×
+before two cuts (commit "The plugin-rules registry is imported on first use"): the plugins' rules
+(eighteen files with their schemas) are now imported only by what needs them (an ADD, a replace, a
+failed CHECK, validation), under a lock because the verbs run in worker threads; and the library check
+reads jsonschema's and pyroute2's versions from the metadata directory beside the package instead of
+importing `importlib.metadata` and scanning every path entry. Together about 20 ms a task.
 
 **Hosts at fixed forks.** With {case['forks']} forks, from {first} to {last} hosts ping grows from
 {_ms(ping_growth[first]['median'])} to {_ms(ping_growth[last]['median'])} and the converged `cni_attach` from

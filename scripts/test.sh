@@ -365,14 +365,19 @@ execution_environment() {
 ALL_STAGES=(setup lint sanity units controllers managed_nodes integration molecule docs build)
 declare -A RESULT SECONDS_TAKEN
 
+# Each stage's output is also kept in $STAGE_LOGS/<stage>.log, for the summary's failure lines.
+STAGE_LOGS="$BUILD_DIR/stage-logs"
+
 # <stage> or <stage>@<plugin release>.
 run_stage() {
   local name="$1" start=$SECONDS rc
   log "stage $name"
+  mkdir -p "$STAGE_LOGS"
   # set -e is ignored inside a subshell run as a condition, so switch it off around the call.
   set +e
-  (set -e; [[ $name != *@* ]] || export CNIKIT_TEST_PLUGIN_RELEASE="${name#*@}"; "stage_${name%@*}")
-  rc=$?
+  (set -e; [[ $name != *@* ]] || export CNIKIT_TEST_PLUGIN_RELEASE="${name#*@}"; "stage_${name%@*}") 2>&1 \
+    | tee "$STAGE_LOGS/$name.log"
+  rc=${PIPESTATUS[0]}
   set -e
   SECONDS_TAKEN[$name]=$((SECONDS - start))
   case $rc in
@@ -417,6 +422,15 @@ expand_stages() {
   done
 }
 
+# The lines of a failed stage's log that say what failed (pytest's, Ansible's, ansible-test's),
+# colours removed and each line cut short: CI keeps only the end of a run's output, where the
+# summary is, far below the failure itself.
+failure_lines() {
+  sed 's/\x1b\[[0-9;]*m//g' "$STAGE_LOGS/$1.log" \
+    | grep -E '^(FAILED |ERROR: |E  )|fatal: \[|failed: \[|FAILED!|Assertion failed|"msg": ' \
+    | cut -c1-600 | tail -n 25 | sed 's/^/    /'
+}
+
 main() {
   local name passed=0 failed=0
   select_stages "$@"
@@ -431,6 +445,7 @@ main() {
   for name in setup "${STAGES[@]}"; do
     printf '%-20s %-18s %5ss\n' "$name" "${RESULT[$name]}" "${SECONDS_TAKEN[$name]}"
     if [[ ${RESULT[$name]} == failed* ]]; then
+      failure_lines "$name"
       failed=$((failed + 1))
     else
       passed=$((passed + 1))

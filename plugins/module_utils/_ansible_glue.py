@@ -15,16 +15,11 @@ import os
 import platform
 import re
 import sys
-from importlib.metadata import PackageNotFoundError, version as installed_version
 
 from ansible.module_utils.basic import missing_required_lib
 
+from ._defaults import DEFAULT_CACHE_DIR, DEFAULT_CNI_PATH, DEFAULT_CONF_DIR, DEFAULT_TIMEOUT
 from ._errors import CNIError
-from ._exec import DEFAULT_TIMEOUT
-
-DEFAULT_CNI_PATH = ["/opt/cni/bin"]
-DEFAULT_CONF_DIR = "/etc/cni/net.d"
-DEFAULT_CACHE_DIR = "/var/lib/cni"
 
 
 def paths_argument_spec() -> dict:
@@ -38,9 +33,9 @@ def paths_argument_spec() -> dict:
     }
 
 
-# The managed node's libraries: the oldest version the tests run every module with (the floors of
-# requirements/managed-node.txt: Debian 11's packages on its Python 3.9, Ubuntu 22.04's pyroute2 on
-# 3.10; pyroute2 0.6 does not import on Python 3.12) and their use.
+# The managed node's libraries: the oldest version the tests run every module with, and their use.
+# The floors' home is requirements/managed-node.txt (which pip, the plugins role and the test
+# command read); a module's payload cannot read it, so a unit test holds these to it.
 LIBRARIES = {
     "jsonschema": ("3.2.0", "to validate network configurations"),
     "pyroute2": ("0.7.2" if sys.version_info >= (3, 12) else "0.6.4" if sys.version_info >= (3, 10) else "0.5.14",
@@ -69,11 +64,12 @@ def require_libraries(module, *names: str) -> None:
     costs 0.2 s), so only their presence is checked here."""
     for name in names:
         minimum, purpose = LIBRARIES[name]
-        if importlib.util.find_spec(name) is None:
+        spec = importlib.util.find_spec(name)
+        if spec is None:
             module.fail_json(msg=missing_required_lib(
                 name, reason=f"{purpose}. Install it with the cnikit.cni.plugins role, the distribution's "
                              f"python3-{name} package, or pip install '{name}>={minimum}' for that Python"))
-        found = _installed_version(name)
+        found = _installed_version(spec)
         if found is not None and _release(found) < _release(minimum):
             module.fail_json(msg=f"{name} {found} is older than {minimum}, the oldest this collection is tested with on "
                                  f"Python {sys.version_info[0]}.{sys.version_info[1]} ({sys.executable}): upgrade it "
@@ -81,13 +77,23 @@ def require_libraries(module, *names: str) -> None:
                                  f"to a Python whose {name} is newer")
 
 
-def _installed_version(name: str) -> str | None:
-    """The version of the distribution installed for ``name``; None without metadata (a copy on
-    PYTHONPATH), which is then taken as recent enough."""
-    try:
-        return installed_version(name)
-    except PackageNotFoundError:
+def _installed_version(spec) -> str | None:
+    """The version of the distribution that installed the package ``spec`` was found in, from its
+    metadata directory beside it (``jsonschema-4.10.3.dist-info``, Debian 11's
+    ``pyroute2-0.5.14.egg-info``, pip's ``pyroute2-0.5.14-py3.9.egg-info``); None without one (a
+    copy on PYTHONPATH), which is then taken as recent enough. (importlib.metadata would find the
+    same, but importing it and scanning every path entry costs every task 10 to 20 ms.)"""
+    if not spec.submodule_search_locations and not spec.origin:
         return None
+    package_dir = list(spec.submodule_search_locations or [spec.origin])[0]
+    site_dir = os.path.dirname(package_dir.rstrip(os.sep))
+    pattern = re.compile(rf"{re.escape(spec.name)}-([^-]+?)(?:-py\d[^-]*)?\.(?:dist|egg)-info", re.IGNORECASE)
+    try:
+        names = os.listdir(site_dir)
+    except OSError:
+        return None
+    versions = [match.group(1) for match in map(pattern.fullmatch, names) if match]
+    return max(versions, key=_release) if versions else None
 
 
 def _release(text: str) -> tuple:

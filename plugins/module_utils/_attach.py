@@ -22,10 +22,9 @@ from typing import Callable
 
 from . import _cache
 from ._conflist import NetworkList
-from ._engine import CHECK_MIN_VERSION, Attachment, Engine
+from ._engine import CHECK_MIN_VERSION, Attachment, Engine, plugin_rules
 from ._errors import CNIError, ConfigError, OperationError
 from ._identifiers import canonical_netns, netns_name
-from ._plugin_rules.registry import add_blockers
 from ._result import convert, summarise, supports
 
 ADDED, UNCHANGED, REPAIRED, REPLACED, DELETED, ABSENT = "added", "unchanged", "repaired", "replaced", "deleted", "absent"
@@ -42,6 +41,7 @@ class Desired:
     attachment: Attachment
     state: str = "present"
     run_check: bool = True
+    netns_created: bool = False  # the run created the namespace: nothing cached before can be in it
 
     def key(self) -> tuple:
         return (self.network_name, self.attachment.container_id, self.attachment.ifname)
@@ -120,6 +120,8 @@ def _health(engine: Engine, network: NetworkList, desired: Desired, entry: _cach
     record them, leaves them to it, so they are not reported twice)."""
     if not os.path.exists(desired.attachment.netns):
         return False, [f"network namespace {desired.attachment.netns} is gone"]
+    if desired.netns_created:  # CHECK may not look into it: none below 0.4.0, flannel's checks nothing
+        return False, [f"network namespace {desired.attachment.netns} was gone and has been created anew"]
     if not desired.run_check or network.disable_check or not supports(engine.version_of(network), CHECK_MIN_VERSION):
         return True, []
     try:
@@ -186,7 +188,7 @@ class ReplaceError(OperationError):
 def _refuse_what_add_would_refuse(network: NetworkList, desired: Desired, action: str) -> None:
     """Before anything is removed (and in check mode, which predicts the real run): refuse an
     ADD that a plugin would refuse on this host as it is now."""
-    reasons = add_blockers(network.plugins)
+    reasons = plugin_rules().add_blockers(network.plugins)
     if reasons:
         verb = {ADDED: "add", REPLACED: "replace", REPAIRED: "repair"}[action]
         raise AddWouldFailError(f"cannot {verb} the attachment: {'; '.join(reasons)}; nothing was changed")

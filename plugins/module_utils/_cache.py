@@ -199,12 +199,14 @@ def delete_entry(cache_dir: str, key: AttachmentKey) -> bool:
 
 def mark_pending(cache_dir: str, key: AttachmentKey) -> None:
     """Record that an ADD is starting, so a run killed half-way is known to the next one."""
-    # An empty file has no content to replace atomically: creating it and making its directory
-    # entry durable is enough, and saves atomic_write's rename and second fsync on every ADD.
+    # Not fsynced: a killed run leaves the file in the page cache, which the next run reads. After
+    # a power loss the namespace is gone, and what the marker stands for is on disk only if the
+    # plugins' own files are (host-local's reservation, written after the marker and never
+    # fsynced): a journalling file system commits the marker's creation with or before them. An
+    # fsync here cost every ADD a journal commit, a millisecond or more.
     with contextlib.ExitStack() as stack:
-        directory, fd = _create_in_subdir(cache_dir, PENDING_SUBDIR, key.file_name, os.O_WRONLY | os.O_TRUNC, stack)
+        _directory, fd = _create_in_subdir(cache_dir, PENDING_SUBDIR, key.file_name, os.O_WRONLY | os.O_TRUNC, stack)
         os.fchmod(fd, 0o600)
-        os.fsync(directory)
 
 
 def clear_pending(cache_dir: str, key: AttachmentKey) -> None:

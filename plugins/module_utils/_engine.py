@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 from dataclasses import dataclass, field
 
 from . import _cache
@@ -24,14 +25,23 @@ from ._errors import CNIError, DeleteError, OperationError, PluginError
 from ._exec import DEFAULT_TIMEOUT, PluginExecutor
 from ._identifiers import AttachmentKey, canonical_netns, check_container_id, check_ifname, check_network_name, cni_args_string
 from ._netns import interface_exists
-# Imported with the module, not in the function that needs it: the engine's verbs run in worker
-# threads, and concurrent first imports from a zip (Ansible's module payload) race on Python 3.9.
-from ._plugin_rules.registry import check_defects, configures_existing_interface
 from ._result import ResultError, convert, family, supports
 
 CHECK_MIN_VERSION = "0.4.0"
 GC_STATUS_MIN_VERSION = "1.1.0"
 STATUS_CODES = {50: "not ready", 51: "degraded"}
+
+_RULES_IMPORT = threading.Lock()
+
+
+def plugin_rules():
+    """The plugin-rules registry (``_plugin_rules.registry``), imported on first use: a converged
+    run never needs it, and its import (every plugin's schema) costs a task tens of milliseconds.
+    The engine's verbs run in worker threads, and on Python 3.9 concurrent first imports from a
+    zip (Ansible's module payload) race ("cannot import name"): the lock lets one thread import."""
+    with _RULES_IMPORT:
+        from ._plugin_rules import registry  # pylint: disable=import-outside-toplevel  # see above
+    return registry
 
 
 class CheckNotAvailable(CNIError):
@@ -179,7 +189,7 @@ class Engine:
         namespace has) rather than creating one."""
         if not interface_exists(attachment.netns, attachment.ifname):
             return
-        if configures_existing_interface(network.plugins[0]["type"]):
+        if plugin_rules().configures_existing_interface(network.plugins[0]["type"]):
             return
         netns = canonical_netns(attachment.netns)
         entries, _problems = _cache.list_entries(self.cache_dir)
@@ -303,7 +313,7 @@ class Engine:
             return
         except PluginError as exc:
             error = exc
-        for defect in check_defects(plugin["type"]):
+        for defect in plugin_rules().check_defects(plugin["type"]):
             match = defect.match(error.msg)
             if match is None:
                 continue

@@ -23,9 +23,10 @@ import threading
 import time
 
 from ._binaries import identity, recorded_versions
+from ._defaults import DEFAULT_TIMEOUT
 from ._errors import ConfigError, PluginError, PluginNotFoundError
+from ._identifiers import check_plugin_type
 
-DEFAULT_TIMEOUT = 60.0
 TERMINATE_GRACE = 2.0  # seconds between SIGTERM and SIGKILL for a plugin past its timeout
 TEXT_BUSY_RETRIES = 5  # a binary being replaced while we exec it answers ETXTBSY for a moment
 OUTPUT_EXCERPT = 2000  # characters of unparseable output quoted in an error
@@ -39,10 +40,7 @@ CNI_ENV_KEYS = ("CNI_COMMAND", "CNI_CONTAINERID", "CNI_NETNS", "CNI_IFNAME", "CN
 
 def find_plugin(plugin_type: str, cni_path: list) -> str:
     """The first regular, executable ``<dir>/<plugin_type>`` along ``cni_path``."""
-    if not isinstance(plugin_type, str) or not plugin_type:
-        raise ConfigError("type", "plugin type must be a non-empty string", plugin_type)
-    if "/" in plugin_type or "\\" in plugin_type or plugin_type in (".", ".."):
-        raise ConfigError("type", "plugin type must be a file name, without '/' or '\\'", plugin_type)
+    check_plugin_type(plugin_type)
     if not cni_path:
         raise ConfigError("cni_path", "no plugin directories given", cni_path)
     for directory in cni_path:

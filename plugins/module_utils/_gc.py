@@ -11,6 +11,7 @@ removed. Only what this collection made is ever collected; see docs/engine.md.""
 from __future__ import annotations
 
 from ._conflist import NetworkList, find_network, load_conf_dir
+from ._defaults import DEFAULT_IFNAME
 from ._engine import Attachment, Engine
 from ._errors import CNIError
 from ._identifiers import canonical_netns, check_container_id, check_ifname
@@ -50,7 +51,7 @@ def check_valid_attachments(items: list, path: str = "valid_attachments") -> lis
     pairs = []
     for index, item in enumerate(items):
         pairs.append((check_container_id(item.get("container_id"), f"{path}[{index}].container_id"),
-                      check_ifname(item.get("ifname", "eth0"), f"{path}[{index}].ifname")))
+                      check_ifname(item.get("ifname", DEFAULT_IFNAME), f"{path}[{index}].ifname")))
     return pairs
 
 

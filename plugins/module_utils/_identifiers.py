@@ -22,6 +22,10 @@ MAX_NAME_BYTES = 255  # a file name on Linux: the names end up in file names
 MAX_IFNAME_BYTES = 15  # IFNAMSIZ - 1
 NETNS_DIR = "/var/run/netns"  # the spelling `ip netns` and cnitool's documentation use
 NETNS_DIRS = (NETNS_DIR, "/run/netns")  # the same directory, spelt both ways
+# A plugin type is the file name of its binary in the plugin directories: what the collection
+# validates, runs, installs and records in a manifest. (\Z, not $, which matches before a "\n".)
+PLUGIN_FILE_NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.\-]*\Z")
+PLUGIN_FILE_NAME_RULE = "a letter or digit, then letters, digits, '_', '.' and '-'"
 
 
 def check_id(value: object, path: str, what: str) -> str:
@@ -36,6 +40,20 @@ def check_id(value: object, path: str, what: str) -> str:
             f"{what} must start with a letter or digit and contain only letters, digits, '_', '.' and '-'",
             value,
         )
+    return value
+
+
+def is_plugin_file_name(value: object) -> bool:
+    """Can ``value`` name a plugin binary (a plugin type)?"""
+    return isinstance(value, str) and bool(PLUGIN_FILE_NAME.match(value))
+
+
+def check_plugin_type(value: object, path: str = "type") -> str:
+    """Return ``value`` if it can name a plugin binary."""
+    if not isinstance(value, str) or not value:
+        raise ConfigError(path, "plugin type must be a non-empty string", value)
+    if not is_plugin_file_name(value):
+        raise ConfigError(path, f"plugin type must be a file name: {PLUGIN_FILE_NAME_RULE}", value)
     return value
 
 

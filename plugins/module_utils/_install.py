@@ -16,10 +16,12 @@ import tempfile
 from dataclasses import dataclass
 
 from ._binaries import BinaryMemo
+from ._defaults import DEFAULT_CNI_PATH, DEFAULT_TIMEOUT
 from ._download import Limits, ReleaseError, cleartext_warning, mask_url, parse_checksum
 from ._errors import ConfigError
+from ._identifiers import is_plugin_file_name
 from ._manifest import (
-    PLUGIN_NAME_RE, REFERENCE_SET, SET_NAME_RE, Plan, Request, apply, is_plugin_name, manifest_is_current,
+    REFERENCE_SET, SET_NAME_RE, Plan, Request, apply, is_plugin_name, manifest_is_current,
     plan_absent, plan_present, plan_result, plan_unchanged, read_manifest,
 )
 from ._sources import (
@@ -27,15 +29,13 @@ from ._sources import (
     download_tarball, host_arch, normalize_version, open_local_tarball, release_url,
 )
 
-DEFAULT_DEST = "/opt/cni/bin"
-
 
 @dataclass(frozen=True)
 class Options:
     """The module's options, already type-checked by Ansible."""
 
     state: str = "present"
-    dest: str = DEFAULT_DEST
+    dest: str = DEFAULT_CNI_PATH[0]
     version: str | None = None
     arch: str | None = None          # None: from machine
     machine: str = ""                # platform.machine() of the managed host
@@ -46,7 +46,7 @@ class Options:
     checksum: str | None = None
     plugins: tuple | None = None
     force: bool = False
-    probe_timeout: float = 60.0
+    probe_timeout: float = DEFAULT_TIMEOUT
     plugin_set: str = REFERENCE_SET
     rename: dict | None = None       # {source member: installed name}
 
@@ -95,7 +95,7 @@ def _check_set(opts: Options) -> None:
         raise ConfigError("plugin_set", "must be a name such as reference or flannel (lower-case letters, digits, "
                           "'.', '_' and '-', at most 64)", opts.plugin_set)
     if opts.rename is not None and not all(
-            isinstance(member, str) and PLUGIN_NAME_RE.match(member) and isinstance(name, str) and is_plugin_name(name)
+            is_plugin_file_name(member) and is_plugin_name(name)
             for member, name in opts.rename.items()):
         raise ConfigError("rename", "must map member names to plugin binary names, such as {flannel-amd64: flannel}",
                           opts.rename)

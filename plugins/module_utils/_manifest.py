@@ -31,6 +31,7 @@ from ._download import Checksum, ReleaseError, copy_hashed, file_digests
 from ._errors import ConfigError
 from ._exec import probe_versions
 from ._fileio import atomic_write, ensure_dir, fsync_dir, read_if_exists, remove_if_exists, remove_written_file
+from ._identifiers import is_plugin_file_name
 
 MANIFEST_NAME = ".cnikit-manifest.json"
 MANIFEST_FORMAT = 2
@@ -39,7 +40,6 @@ REFERENCE_SET = "reference"
 STAGE_PREFIX = ".cnikit-stage-"
 BINARY_MODE = 0o755
 
-PLUGIN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 SET_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 # Release extras that are documentation, not plugins: never installed into dest.
 EXTRA_RE = re.compile(r"^(?:LICENSE|NOTICE|README)(?:\..*)?$|\.(?:md|txt)$", re.IGNORECASE)
@@ -47,7 +47,7 @@ EXTRA_RE = re.compile(r"^(?:LICENSE|NOTICE|README)(?:\..*)?$|\.(?:md|txt)$", re.
 
 def is_plugin_name(name: str) -> bool:
     """Can ``name`` be a plugin binary in dest (a plain file name that is no release extra)?"""
-    return bool(PLUGIN_NAME_RE.match(name)) and not EXTRA_RE.search(name)
+    return is_plugin_file_name(name) and not EXTRA_RE.search(name)
 
 
 # --- what is installed -----------------------------------------------------------------------
@@ -77,7 +77,7 @@ def read_manifest(dest: str) -> dict | None:
         if not SET_NAME_RE.match(set_name):
             raise ReleaseError(f"{manifest_path(dest)} has a set name that is not a set name: {set_name!r}")
         for name in entry["files"]:
-            if not isinstance(name, str) or not PLUGIN_NAME_RE.match(name):
+            if not is_plugin_file_name(name):
                 raise ReleaseError(f"{manifest_path(dest)} lists a file name that is not a plugin name: {name!r}")
             if name in owners:
                 raise ReleaseError(f"{manifest_path(dest)} lists {name} in two sets, {owners[name]} and {set_name}; "

@@ -176,25 +176,3 @@ def _setns(fd: int, nstype: int) -> None:
     if libc.setns(fd, nstype) != 0:
         error = ctypes.get_errno()
         raise OSError(error, os.strerror(error))
-
-
-def interfaces(netns: str) -> list:
-    """The links inside a namespace (name or path) with their MAC, MTU, state and addresses."""
-    from pyroute2 import NetNS  # pylint: disable=import-outside-toplevel
-
-    path = netns_path(netns)
-    try:
-        with NetNS(path, flags=0) as ns:  # flags=0: never create a namespace by accident
-            addresses = {}
-            for addr in ns.get_addr():
-                addresses.setdefault(addr["index"], []).append(
-                    f"{addr.get_attr('IFA_ADDRESS')}/{addr['prefixlen']}")
-            return [{
-                "ifname": link.get_attr("IFLA_IFNAME"),
-                "mac": link.get_attr("IFLA_ADDRESS"),
-                "mtu": link.get_attr("IFLA_MTU"),
-                "state": link.get_attr("IFLA_OPERSTATE"),
-                "addresses": addresses.get(link["index"], []),
-            } for link in ns.get_links()]
-    except FileNotFoundError:
-        raise NetnsError(f"network namespace {netns} does not exist") from None

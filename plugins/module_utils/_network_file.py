@@ -24,6 +24,7 @@ from ._conflist import (
     CONFLIST_EXTENSIONS, ENVELOPE_OPTIONS, TOO_DEEP, dropin_files, go_json_problem, libcni_order, load_conf_dir,
     render_conflist,
 )
+from ._defaults import DEFAULT_TIMEOUT
 from ._errors import CNIError, ConfigError
 from ._exec import PluginExecutor, find_plugin
 from ._fileio import atomic_write
@@ -134,7 +135,7 @@ def _distro_release(run_command) -> str | None:
 
 
 def validate_on_host(conf: dict, path: str, conf_dir: str, report: ValidationReport,
-                     cni_path: list | None = None, timeout: float = 60.0, run_command=None) -> ValidationReport:
+                     cni_path: list | None = None, timeout: float = DEFAULT_TIMEOUT, run_command=None) -> ValidationReport:
     """Validate ``conf`` as the file ``path`` among the other networks of ``conf_dir``; with
     ``cni_path``, also against the plugin binaries installed there (``run_command``: see
     ``installed_release``)."""

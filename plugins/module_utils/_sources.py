@@ -28,7 +28,8 @@ from ._download import (
 )
 from ._errors import ConfigError
 from ._binaries import BinaryMemo
-from ._manifest import EXTRA_RE, PLUGIN_NAME_RE, is_plugin_name, sha256_of
+from ._identifiers import is_plugin_file_name
+from ._manifest import EXTRA_RE, is_plugin_name, sha256_of
 
 DEFAULT_BASE_URL = "https://github.com/containernetworking/plugins/releases/download"
 
@@ -113,7 +114,7 @@ def _member_name(member: tarfile.TarInfo, what: str) -> str | None:
         raise ReleaseError(f"unsafe tarball {what}: member {name!r} is {kind}")
     if member.mode & (stat.S_ISUID | stat.S_ISGID):
         raise ReleaseError(f"unsafe tarball {what}: member {name!r} has the setuid or setgid bit")
-    if "/" in stripped or not PLUGIN_NAME_RE.match(stripped):
+    if not is_plugin_file_name(stripped):
         raise ReleaseError(f"unsupported tarball {what}: member {name!r} is not a plain file name")
     return stripped
 

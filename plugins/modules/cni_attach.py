@@ -123,6 +123,8 @@ options:
       - Create a named namespace that does not exist yet (O(state=present) only).
       - A namespace created by the task for attachments that all failed is removed again, so a failed task leaves
         nothing behind.
+      - An attachment cached in a namespace that was gone and is created anew is repaired (DEL, then ADD), at every
+        cniVersion; below 0.4.0, which has no CHECK, it would otherwise be taken as healthy.
     type: bool
     default: false
   run_check:
@@ -319,6 +321,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _netns
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec, require_libraries, warn
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import load_conf_dir, parse_network_list
+from ansible_collections.cnikit.cni.plugins.module_utils._defaults import DEFAULT_IFNAME
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError, ConfigError
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import (
@@ -401,7 +404,8 @@ def item_specs(params: dict) -> list:
 
 
 def ensure_namespaces(desired: list, specs: list, check_mode: bool) -> list:
-    """Create the named namespaces that items asked for; return the names (to be) created."""
+    """Create the named namespaces that items asked for, and mark the items whose namespace was
+    created (an attachment cached before cannot be in it); return the names (to be) created."""
     created = []
     for item, (_prefix, spec) in zip(desired, specs):
         name = netns_name(item.attachment.netns)
@@ -412,6 +416,8 @@ def ensure_namespaces(desired: list, specs: list, check_mode: bool) -> list:
                 created.append(name)
         elif _netns.create(name):
             created.append(name)
+    for item in desired:
+        item.netns_created = netns_name(item.attachment.netns) in created
     return created
 
 
@@ -446,7 +452,7 @@ def main():
     }
     argument_spec = {
         "network": {"type": "str"}, "config": {"type": "raw"}, "netns": {"type": "str"},
-        "ifname": {"type": "str", "default": "eth0"}, "container_id": {"type": "str"},
+        "ifname": {"type": "str", "default": DEFAULT_IFNAME}, "container_id": {"type": "str"},
         "args": {"type": "raw"}, "capability_args": {"type": "dict"},
         "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
         "create_netns": {"type": "bool", "default": False},

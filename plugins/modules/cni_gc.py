@@ -167,6 +167,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _gc
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec, warn
+from ansible_collections.cnikit.cni.plugins.module_utils._defaults import DEFAULT_IFNAME
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 
@@ -195,7 +196,7 @@ def main():
         "network": {"type": "str"},
         "valid_attachments": {"type": "list", "elements": "dict", "options": {
             "container_id": {"type": "str", "required": True},
-            "ifname": {"type": "str", "default": "eth0"},
+            "ifname": {"type": "str", "default": DEFAULT_IFNAME},
         }},
     }
     argument_spec.update(paths_argument_spec())

@@ -153,6 +153,14 @@ SPEC_1_1_RELEASE = "1.6.0"
 UNRELEASED = "99.0.0"
 
 
+@dataclass
+class Subnet:
+    """A subnet an IPAM section allocates from, kept for the checks across networks."""
+
+    network: object
+    path: str
+
+
 # --- what a plugin's checks receive --------------------------------------------------------------
 
 @dataclass
@@ -228,8 +236,14 @@ class PluginRules:
     min_spec: str | None = None  # lowest CNI version the plugin accepts
     chained: bool = False  # needs a previous plugin's result on ADD
     creates_interface: bool = False  # creates CNI_IFNAME in the container
+    # reuses_interface(position, ipam_type) -> whether this use of a plugin that creates_interface
+    # works on the interface an earlier plugin created instead (None: it never does)
+    reuses_interface: object = None
     configures_existing_interface: bool = False  # CNI_IFNAME must already exist (loopback's lo)
     check_defects: tuple = ()  # KnownCheckDefect of released versions of the plugin
+    # key -> the error for a map under that key that repeats one of its own keys (which Go's
+    # decoder would otherwise settle silently, keeping the last value), when the plugin refuses it
+    duplicate_key_errors: dict = field(default_factory=dict)
     # add_blocker(plugin, ipam_gateways) -> why an ADD of this plugin object would fail on this
     # host as it is now (host state the plugin refuses), or None; asked before an attachment is
     # replaced, so that a replace the new configuration cannot complete removes nothing.
@@ -237,6 +251,15 @@ class PluginRules:
     # gateways(ipam) -> the gateway addresses, with their subnet's prefix, that an IPAM type hands
     # out (ipaddress interfaces); None when they are not known before the plugin runs.
     gateways: object = None
+    # subnets(ipam) -> [Subnet] an IPAM type allocates from, for the checks across networks
+    subnets: object = None
+    # host_device(plugin) -> (kind, name) of the host device the plugin puts every network's
+    # attachments on (bridge's bridge), which can hold only one network's gateways; None: none
+    host_device: object = None
+
+    def creates_interface_at(self, position: int, ipam_type) -> bool:
+        """Whether the plugin creates CNI_IFNAME at this place in the list, with this IPAM type."""
+        return self.creates_interface and not (self.reuses_interface and self.reuses_interface(position, ipam_type))
 
 
 # --- rules several plugins share -----------------------------------------------------------------

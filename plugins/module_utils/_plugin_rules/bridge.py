@@ -153,8 +153,14 @@ def add_blocker(plugin: dict, ipam_gateways) -> str | None:
             f"until they are replaced too), or detach everything from {name} and delete the bridge first")
 
 
+def host_device(plugin: dict) -> tuple:
+    """Every network on one bridge shares it, and the bridge holds the gateway of each."""
+    return "bridge", plugin.get("bridge") or DEFAULT_BRIDGE
+
+
 RULES = PluginRules(
     SCHEMA, check, creates_interface=True, add_blocker=add_blocker, check_defects=(MAC_MOVED, ROUTE_WITHOUT_GW),
+    host_device=host_device,
     since={"macspoofchk": "1.1.0", "enabledad": "1.1.0", "vlanTrunk": "1.3.0", "preserveDefaultVlan": "1.3.0",
            "disableContainerInterface": "1.4.1", "ipMasqBackend": "1.6.0", "portIsolation": "1.7.0"},
 )

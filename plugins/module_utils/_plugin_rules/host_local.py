@@ -9,10 +9,9 @@
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
 
 from .._schemas import DEFS, RANGE
-from ._common import PluginRules, check_routes, is_ip, json_path, list_of, map_of, parse_cidr
+from ._common import PluginRules, Subnet, check_routes, is_ip, json_path, list_of, map_of, parse_cidr
 
 SCHEMA = {
     "type": "object",
@@ -27,14 +26,6 @@ SCHEMA = {
 CALICO_PLACEHOLDERS = ("usePodCidr", "usePodCidrIPv6")
 
 
-@dataclass
-class Subnet:
-    """A host-local range's subnet, kept for the cross-network checks."""
-
-    network: object
-    path: str
-
-
 def range_sets(ipam: dict, base: list) -> list:
     """[[(path parts, range dict)]] per range set: the legacy subnet first, as host-local does."""
     sets = []
@@ -47,11 +38,8 @@ def range_sets(ipam: dict, base: list) -> list:
     return sets
 
 
-def subnets_of(plugin: dict) -> list:
-    """The host-local subnets of a plugin object, for the cross-network checks."""
-    ipam = map_of(plugin.get("ipam"))
-    if ipam.get("type") != "host-local":
-        return []
+def subnets(ipam: dict) -> list:
+    """The subnets of the section's ranges, for the cross-network checks."""
     return [Subnet(iface.network, json_path(parts + ["subnet"]))
             for range_set in range_sets(ipam, []) for parts, item in range_set
             if (iface := parse_cidr(item.get("subnet"))) is not None]
@@ -173,4 +161,4 @@ def check(plugin: dict, ctx) -> None:
     check_routes(ipam.get("routes"), ["ipam", "routes"], networks, ctx, gateways)
 
 
-RULES = PluginRules(SCHEMA, check, gateways=gateways)
+RULES = PluginRules(SCHEMA, check, gateways=gateways, subnets=subnets)

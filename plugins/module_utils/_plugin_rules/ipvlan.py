@@ -30,4 +30,10 @@ def check(plugin: dict, ctx) -> None:
     check_master_mtu(plugin, ctx)
 
 
-RULES = PluginRules(SCHEMA, check, creates_interface=True, since={"linkInContainer": "1.3.0"})
+def _chained_without_ipam(position: int, ipam_type) -> bool:
+    """Chained without IPAM, ipvlan takes the previous plugin's interface as its master."""
+    return position > 0 and not ipam_type
+
+
+RULES = PluginRules(SCHEMA, check, creates_interface=True, reuses_interface=_chained_without_ipam,
+                    since={"linkInContainer": "1.3.0"})

@@ -29,6 +29,30 @@ PLUGIN_SCHEMAS = {name: rules.schema for name, rules in PLUGINS.items()}
 IPAM_SCHEMAS = {name: rules.schema for name, rules in IPAM.items()}
 
 
+def _rules(table: dict, plugin_type) -> object:
+    """The rules of a type taken from a configuration (which may hold any JSON value), or None."""
+    return table.get(plugin_type) if isinstance(plugin_type, str) else None
+
+
+def assigned_subnets(plugin: dict) -> list:
+    """The subnets a plugin object's IPAM section allocates from, as far as the configuration
+    tells (``Subnet``; empty for IPAM types that take their addresses from elsewhere)."""
+    ipam = map_of(plugin.get("ipam"))
+    rules = _rules(IPAM, ipam.get("type"))
+    return rules.subnets(ipam) if rules is not None and rules.subnets else []
+
+
+def host_devices(plugins: list) -> dict:
+    """{(kind, name): frozenset of the subnets' texts} of the host devices these plugin objects
+    put their attachments on (see ``PluginRules.host_device``)."""
+    result = {}
+    for plugin in plugins:
+        rules = _rules(PLUGINS, plugin.get("type")) if isinstance(plugin, dict) else None
+        if rules is not None and rules.host_device:
+            result[rules.host_device(plugin)] = frozenset(str(s.network) for s in assigned_subnets(plugin))
+    return result
+
+
 def configures_existing_interface(plugin_type: str) -> bool:
     """Whether a plugin of this type configures the interface CNI_IFNAME names instead of
     creating it, so that the name being taken in the namespace is its precondition."""

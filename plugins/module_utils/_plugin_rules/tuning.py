@@ -57,4 +57,7 @@ IFNAME_SYSCTL_CHECK = KnownCheckDefect(
     "tuning before v1.3.0 does not put the interface name into IFNAME sysctl keys during CHECK "
     "(containernetworking/plugins#885)", fixed_in="1.3.0")
 
-RULES = PluginRules(SCHEMA, check, chained=True, since={"txQLen": "1.4.0"}, check_defects=(IFNAME_SYSCTL_CHECK,))
+RULES = PluginRules(
+    SCHEMA, check, chained=True, since={"txQLen": "1.4.0"}, check_defects=(IFNAME_SYSCTL_CHECK,),
+    duplicate_key_errors={"sysctl": "duplicated sysctl keys are not allowed (the tuning plugin rejects them)"},
+)

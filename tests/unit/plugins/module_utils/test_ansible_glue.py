@@ -7,6 +7,9 @@ the fixes, and the one sentence saying that root is needed."""
 from __future__ import annotations
 
 import errno
+import importlib.machinery
+import pathlib
+import re
 import sys
 
 import pytest
@@ -14,6 +17,9 @@ import pytest
 from ansible_collections.cnikit.cni.plugins.module_utils import _ansible_glue as glue
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
 from ansible_collections.cnikit.cni.plugins.module_utils._netns import NetnsError
+
+
+MANAGED_NODE_REQUIREMENTS = pathlib.Path(__file__).parents[4] / "requirements" / "managed-node.txt"
 
 
 class Failed(Exception):
@@ -57,10 +63,48 @@ def test_a_library_older_than_its_tested_floor_is_named_with_both_versions(monke
     assert "pip install 'jsonschema>=999.0'" in msg and "ansible_python_interpreter" in msg
 
 
-def test_the_pyroute2_floor_is_the_tested_one_for_this_python():
-    # Debian 11's 0.5.14 on its Python 3.9; pyroute2 0.6 does not import on Python 3.12 and later.
-    expected = "0.7.2" if sys.version_info >= (3, 12) else "0.6.4" if sys.version_info >= (3, 10) else "0.5.14"
-    assert glue.LIBRARIES["pyroute2"][0] == expected
+@pytest.mark.parametrize("metadata_dir, expected", [
+    ("cnitlib-4.10.3.dist-info", "4.10.3"),        # pip, and Debian 12's packages
+    ("cnitlib-0.5.14.egg-info", "0.5.14"),         # Debian 11's packages
+    ("cnitlib-0.5.14-py3.9.egg-info", "0.5.14"),   # pip installing from an sdist on Python 3.9
+    ("cnitlib_other-9.9.dist-info", None),         # another distribution's
+    (None, None),                                  # a copy on PYTHONPATH
+])
+def test_a_library_version_is_read_from_the_metadata_beside_it(tmp_path, metadata_dir, expected):
+    (tmp_path / "cnitlib").mkdir()
+    (tmp_path / "cnitlib" / "__init__.py").write_text("")
+    if metadata_dir:
+        (tmp_path / metadata_dir).mkdir()
+    spec = importlib.machinery.PathFinder.find_spec("cnitlib", [str(tmp_path)])
+    assert glue._installed_version(spec) == expected
+
+
+def test_the_newest_of_two_metadata_directories_counts(tmp_path):
+    for name in ("cnitlib.py", "cnitlib-0.9.dist-info", "cnitlib-0.10.dist-info"):
+        (tmp_path / name).mkdir() if name.endswith("info") else (tmp_path / name).write_text("")
+    spec = importlib.machinery.PathFinder.find_spec("cnitlib", [str(tmp_path)])
+    assert glue._installed_version(spec) == "0.10"
+
+
+def _floors_for_this_python() -> dict:
+    """{library: minimum} of requirements/managed-node.txt's lines whose python_version markers
+    hold for the Python running the tests."""
+    python = sys.version_info[:2]
+    floors = {}
+    for line in MANAGED_NODE_REQUIREMENTS.read_text(encoding="utf-8").splitlines():
+        if not line or line.startswith("#"):
+            continue
+        requirement, _sep, marker = line.partition(";")
+        bounds = re.findall(r'python_version\s*(<|>=)\s*"(\d+)\.(\d+)"', marker)
+        if all((python < (int(major), int(minor))) == (op == "<") for op, major, minor in bounds):
+            name, minimum = requirement.strip().split(">=")
+            floors[name] = minimum
+    return floors
+
+
+def test_the_floors_are_those_of_the_managed_node_requirements():
+    """The module payload cannot read requirements/managed-node.txt, the floors' one home."""
+    assert {name: minimum for name, (minimum, _use) in glue.LIBRARIES.items()} == _floors_for_this_python()
 
 
 def permission_error() -> NetnsError:

@@ -114,6 +114,21 @@ def test_below_040_is_unchanged_without_check_while_the_netns_exists(setup, tmp_
     assert "is gone" in outcome.warnings[0]
 
 
+def test_below_040_an_attachment_in_a_namespace_created_anew_is_repaired(setup):
+    """cni_attach with create_netns recreates a vanished namespace before converging: it exists
+    again, empty, and with no CHECK below 0.4.0 the attachment must not pass for unchanged."""
+    plugins, engine, netns = setup
+    net = network("0.3.1")
+    _attach.converge(engine, desired(net, netns))
+    plugins.clear()
+    recreated = desired(net, netns)
+    recreated.netns_created = True
+    outcome = _attach.converge(engine, recreated)
+    assert outcome.action == "repaired"
+    assert "created anew" in outcome.warnings[0]
+    assert verbs(plugins) == [("DEL", "meta"), ("DEL", "main"), ("ADD", "main"), ("ADD", "meta")]
+
+
 @pytest.mark.parametrize("content", [b"", b'{"kind": "cniCacheV1", "containerId"', b"[]"])
 def test_an_unusable_cache_entry_is_never_taken_for_ours(setup, content):
     # Another runtime's entry cut short by a crash: the container behind it may be running.

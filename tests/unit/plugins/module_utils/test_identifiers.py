@@ -10,9 +10,12 @@ import pytest
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _identifiers
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
+from ansible_collections.cnikit.cni.plugins.module_utils._exec import find_plugin
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import (
-    check_container_id, check_ifname, check_netns_name, check_network_name, cni_args_string,
+    check_container_id, check_ifname, check_netns_name, check_network_name, check_plugin_type, cni_args_string,
     cnitool_container_id, netns_name, netns_path, normalise_cni_args)
+from ansible_collections.cnikit.cni.plugins.module_utils._manifest import is_plugin_name
+from ansible_collections.cnikit.cni.plugins.module_utils._validate import validate_network_list
 
 ID_CHECKS = (check_network_name, check_container_id, check_netns_name)
 
@@ -139,3 +142,24 @@ def test_cni_args_string_round_trips():
 ])
 def test_canonical_netns_gives_one_spelling_per_namespace(path, expected):
     assert _identifiers.canonical_netns(path) == expected
+
+
+@pytest.mark.parametrize("value", ["bridge", "host-local", "k8s_portmap.v2", "0x"])
+def test_plugin_file_names(value):
+    assert check_plugin_type(value) == value
+
+
+@pytest.mark.parametrize("value", ["bridge\n", "", "../bridge", "a/b", "a\\b", ".", "..", ".hidden", "-x", "a b", 7, None])
+def test_not_plugin_file_names(value):
+    """One rule for validation, the executor, the installer and the manifest; a trailing newline
+    passed the manifest's old ``$``-anchored pattern."""
+    with pytest.raises(ConfigError) as info:
+        check_plugin_type(value, "plugins[0].type")
+    assert info.value.path == "plugins[0].type"
+
+
+def test_every_plugin_name_check_has_the_one_rule(tmp_path):
+    assert not is_plugin_name("bridge\n")
+    assert validate_network_list({"cniVersion": "1.0.0", "name": "n", "plugins": [{"type": "bridge\n"}]}).errors
+    with pytest.raises(ConfigError):
+        find_plugin("bridge\n", [str(tmp_path)])

@@ -10,7 +10,7 @@ import pytest
 
 from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules.registry import IPAM, IPAM_SCHEMAS, PLUGIN_SCHEMAS, PLUGINS
 from ansible_collections.cnikit.cni.plugins.module_utils._schemas import FORMATS
-from ansible_collections.cnikit.cni.plugins.module_utils._validate import FORMAT_CHECKS
+from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules._common import FORMAT_CHECKS
 
 REFERENCE_PLUGINS = ("bridge", "ipvlan", "macvlan", "ptp", "host-device", "vlan", "loopback", "dummy", "tap",
                      "vrf", "tuning", "portmap", "bandwidth", "firewall", "sbr")

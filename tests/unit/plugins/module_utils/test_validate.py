@@ -13,9 +13,10 @@ from types import SimpleNamespace
 import pytest
 
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import PluginNotFoundError
+from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules._common import json_path
 from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules.registry import IPAM_SCHEMAS, PLUGIN_SCHEMAS
 from ansible_collections.cnikit.cni.plugins.module_utils._validate import (
-    json_path, parse_conflist_text, validate_network_list, validate_text,
+    parse_conflist_text, validate_network_list, validate_text,
 )
 
 FIXTURES = pathlib.Path(__file__).parents[2] / "fixtures" / "conflists"
@@ -348,6 +349,18 @@ def test_duplicate_keys():
     assert data["name"] == "u"
     assert [f.path for f in report.errors] == ['plugins[1].sysctl["net.a"]']
     assert "name" in [f.path for f in report.warnings]
+
+
+def test_duplicate_sysctl_keys_are_an_error_of_tuning_only():
+    """tuning rejects a duplicated sysctl key; any other plugin's sysctl map keeps the last value."""
+    template = ('{"cniVersion": "1.0.0", "name": "t", "plugins": [{"type": "ptp", "ipam": {"type": "host-local",'
+                ' "subnet": "10.9.0.0/24"}}, {"type": "%s", "sysctl": {"net.a": "1", "net.a": "2"}}]}')
+    _data, report = validate_text(template % "cnit-third-party")
+    assert report.errors == []
+    assert 'plugins[1].sysctl["net.a"]' in [f.path for f in report.warnings]
+    _data, report = validate_text(template % "tuning")
+    assert [f.path for f in report.errors] == ['plugins[1].sysctl["net.a"]']
+    assert "tuning plugin rejects them" in report.errors[0].message
 
 
 def test_not_json():

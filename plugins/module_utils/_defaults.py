@@ -1,0 +1,20 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# This module_utils is PRIVATE and should only be used by this collection.
+# It may change at any time, without notice.
+"""The defaults of the collection's options, one home each: the modules' argument specs and the
+services read them here. (The documentation of the options repeats them, as Ansible's docs must;
+ansible-test's validate-modules holds the two equal.)"""
+
+from __future__ import annotations
+
+# Where runtimes look for plugin binaries (libcni's and the reference plugins' default CNI_PATH).
+DEFAULT_CNI_PATH = ("/opt/cni/bin",)
+DEFAULT_CONF_DIR = "/etc/cni/net.d"
+DEFAULT_CACHE_DIR = "/var/lib/cni"
+# Seconds one plugin binary may run before it is stopped.
+DEFAULT_TIMEOUT = 60.0
+# The container interface runtimes name when they are not told otherwise (CNI_IFNAME).
+DEFAULT_IFNAME = "eth0"
