@@ -15,8 +15,8 @@ distro's binaries).
 
 ``--stand-in-flannel VERSION`` also serves a release in flannel's layout,
 ``<root>/flannel/<version>/cni-plugin-flannel-linux-<arch>-<version>.tgz`` holding
-``flannel-<arch>``, whose binary is a STAND-IN shell script that answers VERSION only: flannel
-itself is packaged by no registry the tests reach, and the installer needs only its layout."""
+``flannel-<arch>``, whose binary is the flannel STAND-IN of ``flannel_standin.py`` (not flannel:
+flannel itself is packaged by no registry the tests reach)."""
 
 from __future__ import annotations
 
@@ -68,24 +68,23 @@ def build_release(root: str, version: str, arch: str, plugins: list | None = Non
     return path
 
 
-STAND_IN_FLANNEL = """#!/bin/sh
-# stand-in for flannel {version} (a test program, not flannel): answers VERSION only
-if [ "$CNI_COMMAND" = VERSION ]; then
-  echo '{{"cniVersion":"1.0.0","supportedVersions":["0.3.0","0.3.1","0.4.0","1.0.0"]}}'
-  exit 0
-fi
-echo '{{"code":4,"msg":"stand-in flannel: only VERSION"}}'
-exit 1
-"""
+FLANNEL_STAND_IN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "flannel_standin.py")
+
+
+def stand_in_flannel_program(version: str) -> bytes:
+    """The flannel stand-in (flannel_standin.py, not flannel), marked with a release version so
+    that two releases' binaries differ, as a real upgrade's do."""
+    with open(FLANNEL_STAND_IN, "rb") as handle:
+        return handle.read() + f"# stand-in release {version}\n".encode()
 
 
 def build_stand_in_flannel(root: str, version: str, arch: str) -> str:
-    """A release in flannel's layout around the stand-in program; return the tarball's path."""
+    """A release in flannel's layout around the flannel stand-in; return the tarball's path."""
     directory = os.path.join(root, "flannel", version)
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, f"cni-plugin-flannel-linux-{arch}-{version}.tgz")
     with tarfile.open(path, "w:gz") as archive:
-        _add_file(archive, f"flannel-{arch}", STAND_IN_FLANNEL.format(version=version).encode(), 0o755)
+        _add_file(archive, f"flannel-{arch}", stand_in_flannel_program(version), 0o755)
     write_checksums(path)
     return path
 

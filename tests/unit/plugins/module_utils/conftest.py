@@ -19,7 +19,7 @@ STAND_IN_FLANNEL_VERSIONS = ("v1.9.1-flannel1", "v1.9.2-flannel1")
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """Releases 1.1.1 and 1.1.2 built from the distro's binaries (each version's binaries differ),
-    and releases in flannel's layout around a stand-in program (not flannel), on 127.0.0.1."""
+    and releases in flannel's layout around the flannel stand-in (not flannel), on 127.0.0.1."""
     root = tmp_path_factory.mktemp("release")
     plugins = sorted(os.listdir(release_server.PLUGIN_SOURCE))
     release_server.build_release(str(root), RELEASE_V1, RELEASE_ARCH, patch={n: b"v1" for n in plugins})
