@@ -24,9 +24,10 @@ GATHER_SUBSETS = ("plugins", "networks", "attachments", "namespaces")
 
 def plugin_facts(cni_path: list, timeout: float) -> tuple:
     """Every executable along ``cni_path``, in search order: its CNI versions (or the error its
-    VERSION call gave), the release version a cnikit manifest records for it, and whether an
-    earlier directory shadows it; and the messages of manifests that could not be read."""
-    from ._manifest import read_manifest  # pylint: disable=import-outside-toplevel  # only cni_info needs it
+    VERSION call gave), the plugin set a cnikit manifest records it in and that set's version,
+    and whether an earlier directory shadows it; and the messages of manifests that could not be
+    read."""
+    from ._manifest import binary_set, read_manifest  # pylint: disable=import-outside-toplevel  # only cni_info needs it
 
     facts, warnings, seen = [], [], set()
     for directory in cni_path:
@@ -35,16 +36,17 @@ def plugin_facts(cni_path: list, timeout: float) -> tuple:
         except (FileNotFoundError, NotADirectoryError):
             continue
         try:
-            manifest = read_manifest(directory) or {}
+            manifest = read_manifest(directory)
         except CNIError as exc:
-            manifest = {}
+            manifest = None
             warnings.append(str(exc))
         for name in names:
             path = os.path.join(directory, name)
             if name.startswith(".") or not os.path.isfile(path) or not os.access(path, os.X_OK):
                 continue
+            set_name, plugin_set = binary_set(manifest, name)
             fact = {"name": name, "path": path, "cni_versions": None, "error": None, "shadowed": name in seen,
-                    "manifest_version": manifest.get("version") if name in manifest.get("files", {}) else None}
+                    "set": set_name, "manifest_version": plugin_set.get("version") if plugin_set else None}
             seen.add(name)
             try:
                 fact["cni_versions"] = probe_versions(path, timeout)

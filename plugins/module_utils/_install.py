@@ -19,13 +19,14 @@ from ._binaries import BinaryMemo
 from ._defaults import DEFAULT_CNI_PATH, DEFAULT_TIMEOUT
 from ._download import Limits, ReleaseError, cleartext_warning, mask_url, parse_checksum
 from ._errors import ConfigError
+from ._identifiers import is_plugin_file_name
 from ._manifest import (
-    Plan, Request, apply, is_plugin_name, manifest_is_current, plan_absent, plan_present, plan_result,
-    read_manifest,
+    REFERENCE_SET, SET_NAME_RE, Plan, Request, apply, is_plugin_name, manifest_is_current,
+    plan_absent, plan_present, plan_result, plan_unchanged, read_manifest,
 )
 from ._sources import (
-    DEFAULT_BASE_URL, RELEASE_ARCHES, DirectorySource, default_checksum, download_tarball, host_arch,
-    normalize_version, open_local_tarball, release_url,
+    DEFAULT_BASE_URL, RELEASE_ARCHES, DirectorySource, RenamedSource, check_set_version, default_checksum,
+    download_tarball, host_arch, normalize_version, open_local_tarball, release_url,
 )
 
 
@@ -46,6 +47,8 @@ class Options:
     plugins: tuple | None = None
     force: bool = False
     probe_timeout: float = DEFAULT_TIMEOUT
+    plugin_set: str = REFERENCE_SET
+    rename: dict | None = None       # {source member: installed name}
 
 
 def ensure(opts: Options, fetch, workdir: str, check_mode: bool, limits: Limits = Limits()) -> dict:
@@ -54,16 +57,18 @@ def ensure(opts: Options, fetch, workdir: str, check_mode: bool, limits: Limits 
     compare exactly without writing there."""
     dest = os.path.abspath(opts.dest)
     plugins = _check_plugins(opts.plugins)
+    _check_set(opts)
     if os.path.lexists(dest) and not os.path.isdir(dest):
         raise ConfigError("dest", "exists and is not a directory", opts.dest)
     manifest = read_manifest(dest) if os.path.isdir(dest) else None
     memo = BinaryMemo(dest)
     if opts.state == "absent":
-        return _carry_out(plan_absent(dest, manifest, plugins), None, check_mode, opts.probe_timeout, memo)
+        plan = plan_absent(dest, manifest, opts.plugin_set, plugins)
+        return _carry_out(plan, None, check_mode, opts.probe_timeout, memo)
     with tempfile.TemporaryDirectory(prefix="cnikit-install-", dir=workdir) as work:
         request, source = _resolve(opts, plugins, manifest, dest, fetch, work, limits, memo)
         if source is None:
-            plan = Plan(dest, manifest, manifest)
+            plan = plan_unchanged(dest, opts.plugin_set, manifest)
         else:
             plan = plan_present(dest, manifest, request, source, memo, opts.force)
         result = _carry_out(plan, source, check_mode, opts.probe_timeout, memo)
@@ -83,27 +88,57 @@ def _check_plugins(plugins: tuple | None) -> tuple | None:
     return tuple(sorted(set(plugins)))
 
 
+def _check_set(opts: Options) -> None:
+    """The set's name, the renames, and, for a set other than the reference release, a source of
+    its own: base_url has the reference release's layout."""
+    if not isinstance(opts.plugin_set, str) or not SET_NAME_RE.match(opts.plugin_set):
+        raise ConfigError("plugin_set", "must be a name such as reference or flannel (lower-case letters, digits, "
+                          "'.', '_' and '-', at most 64)", opts.plugin_set)
+    if opts.rename is not None and not all(
+            is_plugin_file_name(member) and is_plugin_name(name)
+            for member, name in opts.rename.items()):
+        raise ConfigError("rename", "must map member names to plugin binary names, such as {flannel-amd64: flannel}",
+                          opts.rename)
+    if opts.state == "present" and opts.plugin_set != REFERENCE_SET and not (opts.url or opts.src or opts.src_dir):
+        raise ConfigError("plugin_set", f"set {opts.plugin_set} needs url, src or src_dir: base_url has the layout of "
+                          f"the reference release only (set {REFERENCE_SET})", opts.plugin_set)
+
+
+def _set_version(opts: Options) -> str | None:
+    """The reference release's version is a release version, which the validator relies on;
+    another set's version is whatever its project calls it."""
+    if opts.version is None:
+        return None
+    return normalize_version(opts.version) if opts.plugin_set == REFERENCE_SET else check_set_version(opts.version)
+
+
 def _resolve(opts: Options, plugins: tuple | None, manifest: dict | None, dest: str, fetch, work: str,
              limits: Limits, memo: BinaryMemo) -> tuple:
     """The request and its opened source; no source when the manifest already records this very
     download, intact: a re-run fetches nothing."""
     checksum = parse_checksum(opts.checksum) if opts.checksum else None
-    version = normalize_version(opts.version) if opts.version is not None else None
+    version = _set_version(opts)
+    rename = dict(opts.rename) if opts.rename else None
     if opts.src_dir or opts.src:
         if opts.src_dir and checksum:
             raise ConfigError("checksum", "applies to tarballs; src_dir is a directory", opts.checksum)
         source = DirectorySource(os.path.abspath(opts.src_dir), memo) if opts.src_dir \
             else open_local_tarball(opts.src, checksum, fetch, work, limits)
         # A local source need not say its version: its content digest stands for it.
-        return Request(source.what, version or "sha256:" + source.identity["sha256"], plugins), source
+        version = version or "sha256:" + source.identity["sha256"]
+        return Request(source.what, version, plugins, set_name=opts.plugin_set, rename=rename), _renamed(source, rename)
     if version is None:
         raise ConfigError("version", "is required to install from a release URL (base_url or url)")
     url = opts.url or release_url(opts.base_url, version, _release_arch(opts))
     checksum = checksum or default_checksum(url)
-    request = Request(mask_url(url), version, plugins, checksum)
+    request = Request(mask_url(url), version, plugins, checksum, opts.plugin_set, rename)
     if not opts.force and manifest_is_current(manifest, request, dest, memo):
         return request, None
-    return request, download_tarball(url, checksum, fetch, work, limits)
+    return request, _renamed(download_tarball(url, checksum, fetch, work, limits), rename)
+
+
+def _renamed(source, rename: dict | None):
+    return RenamedSource(source, rename) if rename else source
 
 
 def _release_arch(opts: Options) -> str:

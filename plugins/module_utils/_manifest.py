@@ -8,7 +8,11 @@
 makes re-runs free and upgrades clean, a plan comparing a source with the directory, a staged
 install where every binary answers VERSION before it replaces the old one, and the description
 of the result. A source is any object with ``what`` (where it came from), ``files`` ({plugin
-name: sha256}), ``identity`` ({algorithm: digest} of the whole source) and ``open(name)``."""
+name: sha256}), ``identity`` ({algorithm: digest} of the whole source) and ``open(name)``.
+
+The manifest records plugin *sets*: the reference release, flannel's release, a site's own
+tarball..., each with its own source, version and files. A run installs, upgrades or removes one
+set and never touches the binaries of another, nor files no set lists (another installer's)."""
 
 from __future__ import annotations
 
@@ -30,10 +34,13 @@ from ._fileio import atomic_write, ensure_dir, fsync_dir, read_if_exists, remove
 from ._identifiers import is_plugin_file_name
 
 MANIFEST_NAME = ".cnikit-manifest.json"
-MANIFEST_FORMAT = 1
+MANIFEST_FORMAT = 2
+OLD_FORMAT = 1  # one set, the reference release, at the top level: migrated on the next run
+REFERENCE_SET = "reference"
 STAGE_PREFIX = ".cnikit-stage-"
 BINARY_MODE = 0o755
 
+SET_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 # Release extras that are documentation, not plugins: never installed into dest.
 EXTRA_RE = re.compile(r"^(?:LICENSE|NOTICE|README)(?:\..*)?$|\.(?:md|txt)$", re.IGNORECASE)
 
@@ -50,6 +57,8 @@ def manifest_path(dest: str) -> str:
 
 
 def read_manifest(dest: str) -> dict | None:
+    """The manifest as it is on disk (format 2, or the single-set format 1), checked; see
+    ``manifest_sets`` for its sets in either format."""
     data = read_if_exists(manifest_path(dest))
     if data is None:
         return None
@@ -57,14 +66,49 @@ def read_manifest(dest: str) -> dict | None:
         manifest = json.loads(data)
     except ValueError as exc:
         raise ReleaseError(f"{manifest_path(dest)} is not valid JSON ({exc}); remove it to start over") from exc
-    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT \
-            or not isinstance(manifest.get("files"), dict):
+    if not isinstance(manifest, dict) or manifest.get("format") not in (OLD_FORMAT, MANIFEST_FORMAT) \
+            or (manifest["format"] == MANIFEST_FORMAT and not isinstance(manifest.get("sets"), dict)) \
+            or not all(isinstance(entry, dict) and isinstance(entry.get("files"), dict)
+                       for entry in _raw_sets(manifest).values()):
         raise ReleaseError(f"{manifest_path(dest)} is not a format {MANIFEST_FORMAT} cnikit manifest; "
                            "remove it to start over")
-    for name in manifest["files"]:
-        if not is_plugin_file_name(name):
-            raise ReleaseError(f"{manifest_path(dest)} lists a file name that is not a plugin name: {name!r}")
+    owners = {}
+    for set_name, entry in _raw_sets(manifest).items():
+        if not SET_NAME_RE.match(set_name):
+            raise ReleaseError(f"{manifest_path(dest)} has a set name that is not a set name: {set_name!r}")
+        for name in entry["files"]:
+            if not is_plugin_file_name(name):
+                raise ReleaseError(f"{manifest_path(dest)} lists a file name that is not a plugin name: {name!r}")
+            if name in owners:
+                raise ReleaseError(f"{manifest_path(dest)} lists {name} in two sets, {owners[name]} and {set_name}; "
+                                   "remove it to start over")
+            owners[name] = set_name
     return manifest
+
+
+def _raw_sets(manifest: dict) -> dict:
+    if manifest["format"] == OLD_FORMAT:
+        return {REFERENCE_SET: {key: value for key, value in manifest.items() if key != "format"}}
+    return manifest["sets"]
+
+
+def manifest_sets(manifest: dict | None) -> dict:
+    """{set name: {version, source, tarball, plugins, files[, rename]}} of a manifest read by
+    ``read_manifest``; a format 1 manifest is the reference set alone."""
+    return dict(_raw_sets(manifest)) if manifest else {}
+
+
+def build_manifest(sets: dict) -> dict | None:
+    """The manifest (current format) recording ``sets``; None when no set is left."""
+    return {"format": MANIFEST_FORMAT, "sets": dict(sorted(sets.items()))} if sets else None
+
+
+def binary_set(manifest: dict | None, name: str) -> tuple:
+    """(set name, set) of the set that installed the binary ``name``; (None, None) if none did."""
+    for set_name, entry in manifest_sets(manifest).items():
+        if name in entry["files"]:
+            return set_name, entry
+    return None, None
 
 
 def _want_owner() -> int | None:
@@ -103,26 +147,35 @@ class Request:
     version: str | None
     plugins: tuple | None = None     # None: every binary the source holds
     checksum: Checksum | None = None
+    set_name: str = REFERENCE_SET
+    rename: dict | None = None       # {source member: installed name}
 
 
 def manifest_is_current(manifest: dict | None, request: Request, dest: str, memo: BinaryMemo) -> bool:
-    """True when the manifest records this very request and every file it lists is intact:
-    then nothing needs to be fetched."""
-    if not manifest or manifest.get("source") != request.source or manifest.get("version") != request.version:
+    """True when the manifest records this very request for its set and every file the set
+    lists is intact: then nothing needs to be fetched."""
+    entry = manifest_sets(manifest).get(request.set_name)
+    if not entry or entry.get("source") != request.source or entry.get("version") != request.version:
         return False
-    if manifest.get("plugins") != (list(request.plugins) if request.plugins is not None else None):
+    if entry.get("plugins") != (list(request.plugins) if request.plugins is not None else None):
+        return False
+    if entry.get("rename") != (request.rename or None):
         return False
     pinned = request.checksum
-    if pinned and pinned.hexdigest and manifest.get("tarball", {}).get(pinned.algorithm) != pinned.hexdigest:
+    if pinned and pinned.hexdigest and entry.get("tarball", {}).get(pinned.algorithm) != pinned.hexdigest:
         return False
-    return all(installed_matches(dest, name, digest, memo) for name, digest in manifest["files"].items())
+    return all(installed_matches(dest, name, digest, memo) for name, digest in entry["files"].items())
 
 
 # --- plans -----------------------------------------------------------------------------------
 
 @dataclass
 class Plan:
+    """What a run changes in ``dest`` for the set ``set_name``. ``old_manifest`` is the manifest
+    as on disk (perhaps the old format), ``new_manifest`` the one the run leaves."""
+
     dest: str
+    set_name: str
     old_manifest: dict | None
     new_manifest: dict | None
     install: list = field(default_factory=list)
@@ -134,6 +187,15 @@ class Plan:
     def changed(self) -> bool:
         return bool(self.install or self.update or self.remove) or self.old_manifest != self.new_manifest
 
+    @property
+    def new_set(self) -> dict | None:
+        return manifest_sets(self.new_manifest).get(self.set_name)
+
+
+def plan_unchanged(dest: str, set_name: str, manifest: dict | None) -> Plan:
+    """Nothing to do for the set; an old-format manifest is still written in the current one."""
+    return Plan(dest, set_name, manifest, build_manifest(manifest_sets(manifest)))
+
 
 def _select_plugins(available: dict, plugins: tuple | None, what: str) -> dict:
     if plugins is None:
@@ -144,39 +206,57 @@ def _select_plugins(available: dict, plugins: tuple | None, what: str) -> dict:
     return {name: available[name] for name in plugins}
 
 
+def _check_claims(sets: dict, set_name: str, wanted: dict) -> None:
+    """A binary belongs to one set: refuse to take over another set's."""
+    claims = [f"{name} is already installed by set {other}" for other, entry in sorted(sets.items())
+              if other != set_name for name in sorted(entry["files"]) if name in wanted]
+    if claims:
+        raise ConfigError("plugin_set", f"{'; '.join(claims)}: a binary belongs to one set, so set {set_name} "
+                          "cannot install it; leave it out with plugins or rename, or remove it from the other set",
+                          set_name)
+
+
 def plan_present(dest: str, old_manifest: dict | None, request: Request, source, memo: BinaryMemo,
                  force: bool = False) -> Plan:
-    """Compare the source's selected binaries with dest and the manifest."""
+    """Compare the source's selected binaries with dest and the set's part of the manifest."""
     wanted = _select_plugins(source.files, request.plugins, source.what)
-    new_manifest = {
-        "format": MANIFEST_FORMAT,
+    sets = manifest_sets(old_manifest)
+    _check_claims(sets, request.set_name, wanted)
+    entry = {
         "version": request.version,
         "source": request.source,
         "tarball": source.identity,
         "plugins": list(request.plugins) if request.plugins is not None else None,
         "files": dict(sorted(wanted.items())),
     }
-    plan = Plan(dest, old_manifest, new_manifest)
+    if request.rename:
+        entry["rename"] = dict(sorted(request.rename.items()))
+    previous = sets.get(request.set_name, {}).get("files", {})
+    plan = Plan(dest, request.set_name, old_manifest, build_manifest({**sets, request.set_name: entry}))
     for name, digest in sorted(wanted.items()):
         if not os.path.lexists(os.path.join(dest, name)):
             plan.install.append(name)
         elif force or not installed_matches(dest, name, digest, memo):
             plan.update.append(name)
-    previous = old_manifest["files"] if old_manifest else {}
     _plan_removal(plan, {name: digest for name, digest in previous.items() if name not in wanted})
     return plan
 
 
-def plan_absent(dest: str, old_manifest: dict | None, plugins: tuple | None) -> Plan:
-    """Remove what the manifest says we installed (all of it, or the listed plugins); never a
-    file we did not install."""
-    if not old_manifest:
-        return Plan(dest, None, None)
-    names = set(old_manifest["files"]) if plugins is None else set(plugins) & set(old_manifest["files"])
-    remaining = {n: d for n, d in old_manifest["files"].items() if n not in names}
-    new_manifest = dict(old_manifest, files=remaining) if remaining else None
-    plan = Plan(dest, old_manifest, new_manifest)
-    _plan_removal(plan, {n: old_manifest["files"][n] for n in names})
+def plan_absent(dest: str, old_manifest: dict | None, set_name: str, plugins: tuple | None) -> Plan:
+    """Remove what the set installed (all of it, or the listed plugins); never a file another
+    set or no set installed."""
+    sets = manifest_sets(old_manifest)
+    entry = sets.get(set_name)
+    if not entry:
+        return plan_unchanged(dest, set_name, old_manifest)
+    names = set(entry["files"]) if plugins is None else set(plugins) & set(entry["files"])
+    remaining = {n: d for n, d in entry["files"].items() if n not in names}
+    if remaining:
+        sets[set_name] = dict(entry, files=remaining)
+    else:
+        del sets[set_name]
+    plan = Plan(dest, set_name, old_manifest, build_manifest(sets))
+    _plan_removal(plan, {n: entry["files"][n] for n in names})
     return plan
 
 
@@ -253,7 +333,7 @@ def apply(plan: Plan, source, timeout: float, memo: BinaryMemo) -> dict:
     if plan.install or plan.update:
         ensure_dir(dest, BINARY_MODE)
         with _staging(dest) as stage:
-            files = plan.new_manifest["files"]
+            files = plan.new_set["files"]
             for name in plan.install + plan.update:
                 versions[name] = _stage_one(source, name, files[name], stage, timeout)
             for name in plan.install + plan.update:
@@ -274,12 +354,12 @@ def apply(plan: Plan, source, timeout: float, memo: BinaryMemo) -> dict:
 
 # --- the result ------------------------------------------------------------------------------
 
-def managed_plugins(dest: str, manifest: dict | None, versions: dict, timeout: float, memo: BinaryMemo,
+def managed_plugins(dest: str, plugin_set: dict | None, versions: dict, timeout: float, memo: BinaryMemo,
                     skip: set = frozenset()) -> dict:
-    """Each managed plugin: path, sha256 and supported CNI versions (None for ``skip``: files
+    """Each plugin of the set: path, sha256 and supported CNI versions (None for ``skip``: files
     check mode has not written yet), asked of the binary unless the memo remembers them."""
     result = {}
-    for name, digest in sorted((manifest or {}).get("files", {}).items()):
+    for name, digest in sorted((plugin_set or {}).get("files", {}).items()):
         path = os.path.join(dest, name)
         if name in versions:
             cni_versions = versions[name]
@@ -297,28 +377,42 @@ def managed_plugins(dest: str, manifest: dict | None, versions: dict, timeout: f
 def _snapshot(manifest: dict | None) -> dict:
     if not manifest:
         return {}
-    return {"version": manifest.get("version"), "source": manifest.get("source"),
-            "files": sorted(manifest["files"])}
+    return {"format": manifest["format"], "sets": {
+        name: {"version": entry.get("version"), "source": entry.get("source"), "files": sorted(entry["files"])}
+        for name, entry in sorted(manifest_sets(manifest).items())}}
+
+
+def foreign_binaries(dest: str, manifest: dict | None, leaving: list) -> list:
+    """Executables in ``dest`` that no set installed (another installer's), ``leaving`` aside."""
+    ours = {name for entry in manifest_sets(manifest).values() for name in entry["files"]} | set(leaving)
+    try:
+        names = os.listdir(dest)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted(name for name in names if not name.startswith(".") and name not in ours
+                  and os.path.isfile(os.path.join(dest, name)) and os.access(os.path.join(dest, name), os.X_OK))
 
 
 def plan_result(plan: Plan, versions: dict, check_mode: bool, downloaded: bool, timeout: float,
                 memo: BinaryMemo) -> dict:
     """The module's return values for ``plan``, carried out (``versions``) or, in check mode, not."""
-    manifest = plan.new_manifest
+    plugin_set = plan.new_set
     pending = set(plan.install + plan.update) if check_mode else set()
     return {
         "changed": plan.changed,
         "dest": plan.dest,
         "manifest": manifest_path(plan.dest),
-        "version": manifest.get("version") if manifest else None,
-        "source": manifest.get("source") if manifest else None,
-        "plugins": managed_plugins(plan.dest, manifest, versions, timeout, memo, pending),
+        "set": plan.set_name,
+        "version": plugin_set.get("version") if plugin_set else None,
+        "source": plugin_set.get("source") if plugin_set else None,
+        "plugins": managed_plugins(plan.dest, plugin_set, versions, timeout, memo, pending),
         "installed": list(plan.install),
         "updated": list(plan.update),
         "removed": list(plan.remove),
         "modified": list(plan.modified),
+        "foreign": foreign_binaries(plan.dest, plan.new_manifest, plan.remove),
         "warnings": [f"{os.path.join(plan.dest, name)} was changed since it was installed: left in place, and no "
                      "longer managed" for name in plan.modified],
         "downloaded": downloaded,
-        "diff": {"before": _snapshot(plan.old_manifest), "after": _snapshot(manifest)},
+        "diff": {"before": _snapshot(plan.old_manifest), "after": _snapshot(plan.new_manifest)},
     }

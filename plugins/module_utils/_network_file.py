@@ -101,7 +101,7 @@ def normalise(conf: dict) -> tuple:
 
 def installed_release(cni_path: list, run_command=None):
     """``plugin type -> release`` of the binary found along ``cni_path`` (like "1.6.2"): the one
-    a cnikit manifest beside it records, or the version of the distribution package that owns
+    the reference set of a cnikit manifest beside it records, or the version of the distribution package that owns
     it; None when neither says (the validator then infers what it can from VERSION).
 
     ``run_command`` runs a program for the package query: ``argv -> (rc, stdout, stderr)``, the
@@ -112,13 +112,15 @@ def installed_release(cni_path: list, run_command=None):
     def lookup(plugin_type: str) -> str | None:
         path = find_plugin(plugin_type, cni_path)
         directory = os.path.dirname(path)
-        from ._manifest import read_manifest  # pylint: disable=import-outside-toplevel  # only needed here
+        from ._manifest import REFERENCE_SET, binary_set, read_manifest  # pylint: disable=import-outside-toplevel
         try:
-            manifest = read_manifest(directory) or {}
+            set_name, plugin_set = binary_set(read_manifest(directory), plugin_type)
         except (CNIError, OSError):
-            manifest = {}
-        if plugin_type in manifest.get("files", {}) and isinstance(manifest.get("version"), str):
-            return manifest["version"]
+            set_name, plugin_set = None, None
+        # Only the reference set's version is a release of the reference plugins; flannel's
+        # v1.9.1-flannel1 or a site's 2024.1 says nothing about which checks apply.
+        if set_name == REFERENCE_SET and isinstance(plugin_set.get("version"), str):
+            return plugin_set["version"]
         if directory == DISTRO_PACKAGE[1] and run_command is not None:
             return distro_release()
         return None

@@ -66,6 +66,20 @@ def normalize_version(version: str) -> str:
     return bare
 
 
+def check_set_version(version: str) -> str:
+    """The version of a set other than the reference release: whatever its project calls it
+    (flannel's ``v1.9.1-flannel1``, a site's ``2024.1``), as long as it is a plain label."""
+    text = str(version)
+    if not text:
+        raise ConfigError("version", "must not be empty", version)
+    if text != text.strip():
+        raise ConfigError("version", "must not start or end with white space", version)
+    if len(text) > 128 or any(char in "/\\" or not char.isprintable() for char in text):
+        raise ConfigError("version", "must not contain a path separator or control character, "
+                          "and must be at most 128 characters", version)
+    return text
+
+
 def tarball_name(version: str, arch: str) -> str:
     return f"cni-plugins-linux-{arch}-v{version}.tgz"
 
@@ -168,6 +182,34 @@ def download_tarball(url: str, checksum: Checksum, fetch, workdir: str, limits: 
     filename = urlsplit(url).path.rsplit("/", 1)[-1]
     verify_digest(digests, checksum.algorithm, expected_digest(fetch, checksum, filename, limits), mask_url(url))
     return TarballSource(path, mask_url(url), digests, workdir, limits, downloaded=True)
+
+
+# --- renaming ---------------------------------------------------------------------------------
+
+class RenamedSource:
+    """A source whose members are installed under other names (``rename``: {member: name}), as
+    flannel's ``flannel-amd64`` is installed as ``flannel``; ``files`` is by installed name."""
+
+    def __init__(self, source, rename: dict):
+        self.what = source.what
+        self.identity = source.identity
+        self.downloaded = source.downloaded
+        self._source = source
+        unknown = sorted(set(rename) - set(source.files))
+        if unknown:
+            raise ConfigError("rename", f"not in {source.what}, which holds {', '.join(sorted(source.files))}", unknown)
+        self._members = {}  # installed name -> member
+        self.files = {}
+        for member, digest in sorted(source.files.items()):
+            name = rename.get(member, member)
+            if name in self._members:
+                raise ConfigError("rename", f"{name} would be the name of more than one member "
+                                  f"({self._members[name]}, {member})", rename)
+            self._members[name] = member
+            self.files[name] = digest
+
+    def open(self, name: str):
+        return self._source.open(self._members[name])
 
 
 # --- directories -----------------------------------------------------------------------------

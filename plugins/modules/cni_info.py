@@ -70,8 +70,11 @@ plugins:
   description:
     - Each executable along O(cni_path), in search order.
     - C(cni_versions) is its C(VERSION) answer, null with C(error) when that failed.
-    - C(manifest_version) is the release version the directory's C(.cnikit-manifest.json) records for it, null
-      for a file the manifest does not list.
+    - C(set) is the plugin set of M(cnikit.cni.cni_plugin_install) the directory's C(.cnikit-manifest.json) lists
+      it in (V(reference) for the reference plugins' release, V(flannel), ...), null for a file no set lists
+      (another installer's).
+    - C(manifest_version) is the version the manifest records for that set (a release version such as V(1.9.1)
+      for the set V(reference), the set's own version string for another set), null for a file no set lists.
     - C(shadowed) is true when a directory earlier in O(cni_path) has a plugin of the same name, which is the
       one used.
   returned: when V(plugins) is in O(gather)
@@ -81,6 +84,7 @@ plugins:
     - name: bridge
       path: /opt/cni/bin/bridge
       cni_versions: ["0.1.0", "0.2.0", "0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"]
+      set: reference
       manifest_version: 1.9.1
       shadowed: false
       error: null

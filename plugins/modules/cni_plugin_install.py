@@ -14,12 +14,18 @@ description:
   - Installs the CNI reference plugins (C(bridge), C(host-local), ...) into O(dest) from the upstream
     release, a mirror with the same layout, a tarball already on the managed host, or a directory of
     binaries such as a distro package's C(/usr/lib/cni).
-  - A manifest, C(<dest>/.cnikit-manifest.json), records the version, the source, the tarball's digests
-    and each installed file's sha256. A re-run with nothing changed downloads nothing and reports no change;
+  - Installs third-party plugins beside them as another plugin set (O(plugin_set)), such as flannel from its
+    release tarball, whose C(flannel-<arch>) is installed as C(flannel) (O(rename)).
+  - A manifest, C(<dest>/.cnikit-manifest.json), records each set's version, source, tarball digests and
+    each installed file's sha256. A re-run with nothing changed downloads nothing and reports no change;
     a modified, missing or re-permissioned binary is detected and repaired.
+  - A run installs, upgrades or removes one set and never touches the binaries of another set, nor files no
+    set installed (those are reported in RV(foreign)). A binary name that another set installed is an error.
+  - A manifest written before plugin sets existed is the set V(reference); the first run rewrites it in the
+    current format (and reports a change).
   - A new version is staged in a temporary directory inside O(dest); every binary must answer the CNI
-    C(VERSION) command before the first one replaces its predecessor. Binaries the manifest lists that the
-    new set no longer has are removed. Files the module did not install are never removed.
+    C(VERSION) command before the first one replaces its predecessor. Binaries of the set that the new version
+    no longer has are removed. Files the module did not install are never removed.
   - Release extras (C(LICENSE), C(README.md)) are not put into O(dest).
   - A tarball member with an absolute path, C(..), a link, a device or fifo, the setuid or setgid bit, or a
     size over 256 MiB (1 GiB in all, 512 MiB packed) fails the task before anything in O(dest) changes, as
@@ -41,24 +47,44 @@ attributes:
   diff_mode:
     support: full
     details:
-      - The manifest's version, source and file list, before and after.
+      - Every set's version, source and file list in the manifest, before and after.
   idempotent:
     support: full
 options:
   state:
     description:
-      - V(present) installs the selected plugins and removes the ones this module installed before that are
+      - V(present) installs the selected plugins of the set and removes the ones the set held before that are
         no longer selected.
-      - V(absent) removes the plugins the manifest lists (all of them, or those in O(plugins)) and, when none
-        remain, the manifest.
+      - V(absent) removes the plugins of the set (all of them, or those in O(plugins)) and, when no set
+        remains, the manifest.
       - Either way a listed file whose content changed since it was installed is left in place and reported in
         RV(modified), never removed.
     type: str
     choices: [present, absent]
     default: present
+  plugin_set:
+    description:
+      - The set of plugins this task manages in O(dest). Each set has its own source, version and binaries;
+        installing, upgrading or removing one leaves the others alone.
+      - V(reference) is the CNI reference plugins' release. Name a set after what it holds, for example
+        V(flannel) or V(whereabouts) (lower-case letters, digits, C(.), C(_), C(-)).
+      - A set other than V(reference) needs O(url), O(src) or O(src_dir), since O(base_url) has the reference
+        release's layout.
+    type: str
+    default: reference
+  rename:
+    description:
+      - "Source members to install under another name, as a mapping of member to name; for example
+        V({flannel-amd64: flannel}) for flannel's release tarball. Members not listed keep their names."
+      - O(plugins) selects by the installed name.
+      - A member the source does not hold, or two members given one name, is an error.
+    type: dict
   version:
     description:
-      - Release version, with or without a leading C(v), for example V(1.9.1) or V(v1.9.1).
+      - For the set V(reference), the release version, with or without a leading C(v), for example V(1.9.1) or
+        V(v1.9.1).
+      - For another set, the version as its project names it, for example V(v1.9.1-flannel1); any label
+        without white space at its ends, path separators or control characters.
       - Required to install from the release (O(base_url)) or from O(url).
       - With O(src) or O(src_dir) it is only recorded in the manifest; when omitted there, the manifest
         records the source's content digest (C(sha256:<hex>)) instead.
@@ -190,14 +216,33 @@ EXAMPLES = r"""
   cnikit.cni.cni_plugin_install:
     src_dir: /usr/lib/cni
 
-- name: Remove everything this module installed
+- name: Install flannel's CNI plugin beside the reference plugins, as flannel
+  cnikit.cni.cni_plugin_install:
+    plugin_set: flannel
+    version: v1.9.1-flannel1
+    url: https://github.com/flannel-io/cni-plugin/releases/download/v1.9.1-flannel1/cni-plugin-flannel-linux-amd64-v1.9.1-flannel1.tgz
+    checksum: "sha256:{{ flannel_cni_sha256 }}"  # the tarball's digest, from a source you trust
+    rename:
+      flannel-amd64: flannel
+
+- name: Remove flannel's set, leaving the reference plugins
+  cnikit.cni.cni_plugin_install:
+    state: absent
+    plugin_set: flannel
+
+- name: Remove the reference plugins this module installed
   cnikit.cni.cni_plugin_install:
     state: absent
 """
 
 RETURN = r"""
+set:
+  description: The plugin set of the run (O(plugin_set)).
+  returned: always
+  type: str
+  sample: reference
 version:
-  description: Version recorded in the manifest (C(sha256:<hex>) for a source given without O(version)).
+  description: Version of the set recorded in the manifest (C(sha256:<hex>) for a source given without O(version)).
   returned: always
   type: str
   sample: 1.9.1
@@ -218,7 +263,7 @@ manifest:
   sample: /opt/cni/bin/.cnikit-manifest.json
 plugins:
   description:
-    - The managed plugins after the run (what they would be, in check mode), by name.
+    - The set's plugins after the run (what they would be, in check mode), by name.
     - C(cni_versions) is the binary's C(VERSION) answer; null in check mode for binaries not yet installed.
   returned: always
   type: dict
@@ -254,6 +299,14 @@ modified:
   type: list
   elements: str
   sample: []
+foreign:
+  description:
+    - Executables in O(dest) that no set of the manifest installed (another installer's binaries, or ones
+      reported in RV(modified)), left alone.
+  returned: always
+  type: list
+  elements: str
+  sample: [calico, calico-ipam]
 downloaded:
   description: Whether the tarball was downloaded (in check mode, into a temporary directory outside O(dest)).
   returned: always
@@ -268,6 +321,7 @@ from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fa
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 from ansible_collections.cnikit.cni.plugins.module_utils._download import ReleaseError, mask_url, url_password
 from ansible_collections.cnikit.cni.plugins.module_utils._install import Options, ensure
+from ansible_collections.cnikit.cni.plugins.module_utils._manifest import REFERENCE_SET
 from ansible_collections.cnikit.cni.plugins.module_utils._sources import DEFAULT_BASE_URL, RELEASE_ARCHES
 
 
@@ -292,6 +346,8 @@ def main():
     module = AnsibleModule(
         argument_spec={
             "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+            "plugin_set": {"type": "str", "default": REFERENCE_SET},
+            "rename": {"type": "dict"},
             "version": {"type": "str"},
             "arch": {"type": "str", "choices": list(RELEASE_ARCHES)},
             "dest": {"type": "path"},
@@ -327,7 +383,8 @@ def main():
         machine=platform.machine(), base_url=params["base_url"], url=params["url"], src=params["src"],
         src_dir=params["src_dir"], checksum=params["checksum"],
         plugins=tuple(params["plugins"]) if params["plugins"] is not None else None,
-        force=params["force"], probe_timeout=params["timeout"],
+        force=params["force"], probe_timeout=params["timeout"], plugin_set=params["plugin_set"],
+        rename=params["rename"],
     )
     try:
         result = ensure(options, _fetcher(module), module.tmpdir, module.check_mode)

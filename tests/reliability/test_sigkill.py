@@ -242,7 +242,7 @@ def test_kill_during_install_converges_exactly(tmp_path, rng, figures):
         result = modules.run("cni_plugin_install", args(version), work)
         assert not result.get("failed"), result
         assert sorted(os.listdir(dest)) == sorted(INSTALLED + [_manifest.MANIFEST_NAME, MEMO_NAME]), "leftovers in dest"
-        assert _manifest.read_manifest(dest)["version"] == version
+        assert _reference_version(_manifest.read_manifest(dest)) == version
         for name in INSTALLED:
             path = os.path.join(dest, name)
             assert _sha256(path) == digests[version][name]
@@ -250,10 +250,14 @@ def test_kill_during_install_converges_exactly(tmp_path, rng, figures):
     figures(dict(landed, kills=KILLS))
 
 
+def _reference_version(manifest: dict | None) -> str | None:
+    return _manifest.manifest_sets(manifest).get(_manifest.REFERENCE_SET, {}).get("version")
+
+
 def _install_landing(killed: bool, dest: str, manifest: dict, version: str, wanted: dict) -> str:
     if not killed:
         return "after it finished"
-    if manifest and manifest.get("version") == version:
+    if _reference_version(manifest) == version:
         return "after the manifest was written"
     if any(name.startswith(_manifest.STAGE_PREFIX) for name in os.listdir(dest)):
         return "while staging (stage directory left)"

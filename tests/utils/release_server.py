@@ -9,8 +9,14 @@ Builds tarballs in the upstream layout (flat, members ``./``, ``./<plugin>``, ``
 directory over HTTP on 127.0.0.1 (or, for the simulated fleet, on the controller's address on
 its test bridge). Used by the unit tests (imported) and by the integration
 target (run as a script: ``release_server.py ROOT --release 1.1.1 --release 1.1.2:-sbr
---release 1.9.1@DIR --port-file FILE``: ``@DIR`` serves the real binaries of that release from DIR
-as they are, the other forms stand-ins made from the distro's binaries)."""
+--release 1.9.1@DIR --stand-in-flannel v1.9.1-flannel1 --port-file FILE``: ``@DIR`` serves the
+real binaries of that release from DIR as they are, the other forms stand-ins made from the
+distro's binaries).
+
+``--stand-in-flannel VERSION`` also serves a release in flannel's layout,
+``<root>/flannel/<version>/cni-plugin-flannel-linux-<arch>-<version>.tgz`` holding
+``flannel-<arch>``, whose binary is the flannel STAND-IN of ``flannel_standin.py`` (not flannel:
+flannel itself is packaged by no registry the tests reach)."""
 
 from __future__ import annotations
 
@@ -62,6 +68,27 @@ def build_release(root: str, version: str, arch: str, plugins: list | None = Non
     return path
 
 
+FLANNEL_STAND_IN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "flannel_standin.py")
+
+
+def stand_in_flannel_program(version: str) -> bytes:
+    """The flannel stand-in (flannel_standin.py, not flannel), marked with a release version so
+    that two releases' binaries differ, as a real upgrade's do."""
+    with open(FLANNEL_STAND_IN, "rb") as handle:
+        return handle.read() + f"# stand-in release {version}\n".encode()
+
+
+def build_stand_in_flannel(root: str, version: str, arch: str) -> str:
+    """A release in flannel's layout around the flannel stand-in; return the tarball's path."""
+    directory = os.path.join(root, "flannel", version)
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, f"cni-plugin-flannel-linux-{arch}-{version}.tgz")
+    with tarfile.open(path, "w:gz") as archive:
+        _add_file(archive, f"flannel-{arch}", stand_in_flannel_program(version), 0o755)
+    write_checksums(path)
+    return path
+
+
 def write_checksums(path: str) -> None:
     """``<path>.sha256`` and ``<path>.sha512`` in sha256sum format."""
     with open(path, "rb") as handle:
@@ -101,6 +128,8 @@ def main() -> None:
     parser.add_argument("--release", action="append", default=[],
                         help="VERSION or VERSION:-plugin,-plugin (stand-ins made from the distro's binaries, "
                              "leaving those plugins out), or VERSION@DIR (the real binaries of that release in DIR)")
+    parser.add_argument("--stand-in-flannel", action="append", default=[], metavar="VERSION",
+                        help="a release in flannel's layout holding a stand-in program (not flannel)")
     parser.add_argument("--port-file", required=True, help="written with the port once serving")
     parser.add_argument("--address", default="127.0.0.1",
                         help="where to listen: loopback, or the controller's address on a test bridge")
@@ -117,6 +146,8 @@ def main() -> None:
         plugins = [name for name in sorted(os.listdir(PLUGIN_SOURCE)) if name not in left_out]
         # Each version's binaries differ, as a real upgrade's do.
         build_release(args.root, version, args.arch, plugins, patch={name: version.encode() for name in plugins})
+    for version in args.stand_in_flannel:
+        build_stand_in_flannel(args.root, version, args.arch)
     server = start_server(args.root, args.address)[0]
     with open(args.port_file + ".tmp", "w", encoding="ascii") as out:
         out.write(str(server.server_address[1]))

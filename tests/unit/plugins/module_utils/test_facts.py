@@ -29,11 +29,25 @@ def test_plugin_facts_in_search_order_with_versions_manifest_and_shadowing(host,
     facts, warnings = _facts.plugin_facts([str(host.bin), str(tmp_path / "missing"), str(second)], 20)
 
     assert warnings == []
-    assert [(f["path"], f["shadowed"], f["manifest_version"]) for f in facts] == [
-        (str(host.bin / "bridge"), False, "1.9.1"), (str(host.bin / "vlan"), False, None),
-        (str(second / "bridge"), True, None)]
+    assert [(f["path"], f["shadowed"], f["set"], f["manifest_version"]) for f in facts] == [
+        (str(host.bin / "bridge"), False, "reference", "1.9.1"), (str(host.bin / "vlan"), False, None, None),
+        (str(second / "bridge"), True, None, None)]
     assert facts[0]["cni_versions"] == ["0.4.0", "1.0.0"] and facts[0]["error"] is None
     assert facts[1]["cni_versions"] is None and "broken binary" in facts[1]["error"]
+
+
+def test_plugin_facts_name_each_binarys_set_and_its_version(host):
+    for name in ("bridge", "flannel", "calico"):
+        host.plugin(name)
+    (host.bin / ".cnikit-manifest.json").write_text(json.dumps({"format": 2, "sets": {
+        "reference": {"version": "1.9.1", "files": {"bridge": "ab" * 32}},
+        "flannel": {"version": "v1.9.1-flannel1", "files": {"flannel": "cd" * 32}}}}))
+
+    facts, warnings = _facts.plugin_facts([str(host.bin)], 20)
+
+    assert warnings == []
+    assert [(f["name"], f["set"], f["manifest_version"]) for f in facts] == [
+        ("bridge", "reference", "1.9.1"), ("calico", None, None), ("flannel", "flannel", "v1.9.1-flannel1")]
 
 
 def test_plugin_facts_warn_about_an_unreadable_manifest(host):

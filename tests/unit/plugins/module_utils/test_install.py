@@ -47,17 +47,6 @@ class CountingFetch:
         return urllib.request.urlopen(url, timeout=10)  # noqa: S310 - 127.0.0.1 only
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    root = tmp_path_factory.mktemp("release")
-    release_server.build_release(str(root), V1, ARCH, patch={n: b"v1" for n in DISTRO_PLUGINS})
-    v2_plugins = [n for n in DISTRO_PLUGINS if n != "sbr"]
-    release_server.build_release(str(root), V2, ARCH, v2_plugins, patch={n: b"v2" for n in v2_plugins})
-    httpd, base_url = release_server.start_server(str(root))
-    yield {"root": root, "base_url": base_url}
-    httpd.shutdown()
-
-
 @pytest.fixture
 def fetch():
     return CountingFetch()
@@ -181,13 +170,13 @@ def test_first_install(server, dest, fetch, tmp_path):
         assert info["sha256"] == sha256_of(info["path"])
     assert result["plugins"]["bridge"]["cni_versions"][-1] == "1.0.0"
     assert result["plugins"]["firewall"]["cni_versions"][0] == "0.4.0"
-    manifest = json.loads(Path(dest, ".cnikit-manifest.json").read_text())
+    manifest = json.loads(Path(dest, ".cnikit-manifest.json").read_text())["sets"]["reference"]
     assert manifest["version"] == V1 and manifest["source"] == f"{server['base_url']}/v{V1}/cni-plugins-linux-{ARCH}-v{V1}.tgz"
     assert manifest["tarball"]["sha256"] == sha256_of(tarball_path(server, V1))
     assert stat.S_IMODE(os.stat(os.path.join(dest, ".cnikit-manifest.json")).st_mode) == 0o644
     assert fetch.urls == [manifest["source"], manifest["source"] + ".sha256"]
-    assert result["diff"] == {"before": {}, "after": {"version": V1, "source": manifest["source"],
-                                                      "files": DISTRO_PLUGINS}}
+    assert result["diff"] == {"before": {}, "after": {"format": 2, "sets": {"reference": {
+        "version": V1, "source": manifest["source"], "files": DISTRO_PLUGINS}}}}
 
 
 def test_rerun_downloads_nothing(server, dest, fetch, tmp_path):

@@ -216,6 +216,27 @@ def test_installed_release_of_the_distro_binaries_asks_the_package_manager_once_
     assert netfile.installed_release([netfile.DISTRO_PACKAGE[1]])("bridge") is None
 
 
+@pytest.mark.parametrize("manifest_format", [1, 2])
+def test_installed_release_is_the_reference_sets_version_only(tmp_path, manifest_format):
+    for name in ("bridge", "flannel", "portmap"):
+        (tmp_path / name).write_text("#!/bin/sh\n")
+        (tmp_path / name).chmod(0o755)
+    reference = {"version": "1.9.1", "source": "s", "tarball": {}, "plugins": None,
+                 "files": {"bridge": "ab" * 32, "portmap": "cd" * 32}}
+    if manifest_format == 1:
+        manifest = {"format": 1, **reference}
+    else:
+        # A site's own portmap build in a set of its own is no reference release.
+        reference["files"].pop("portmap")
+        manifest = {"format": 2, "sets": {"reference": reference, "flannel": {
+            "version": "v1.9.1-flannel1", "source": "s", "tarball": {}, "plugins": None, "files": {"flannel": "ef" * 32}},
+            "site": {"version": "1.9.1", "source": "s", "tarball": {}, "plugins": None, "files": {"portmap": "01" * 32}}}}
+    (tmp_path / ".cnikit-manifest.json").write_text(json.dumps(manifest))
+    lookup = netfile.installed_release([str(tmp_path)])
+    expected_portmap = "1.9.1" if manifest_format == 1 else None
+    assert (lookup("bridge"), lookup("flannel"), lookup("portmap")) == ("1.9.1", None, expected_portmap)
+
+
 def test_a_list_without_plugins_needs_drop_in_files_libcni_can_load(tmp_path):
     conf = {"cniVersion": "1.0.0", "name": "web"}
     own = str(tmp_path / "10-web.conflist")

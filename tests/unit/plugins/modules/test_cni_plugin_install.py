@@ -42,7 +42,9 @@ def test_check_mode_then_install_then_unchanged(base_url, tmp_path, capsys):
     dest = str(tmp_path / "bin")
     checked = run(capsys, tmp_path, check_mode=True, diff=True, version="v" + VERSION, base_url=base_url, dest=dest)
     assert checked["changed"] and checked["downloaded"] and checked["installed"] == PLUGINS
-    assert checked["diff"] == {"before": {}, "after": {"version": VERSION, "source": checked["source"], "files": PLUGINS}}
+    assert checked["diff"] == {"before": {}, "after": {"format": 2, "sets": {"reference": {
+        "version": VERSION, "source": checked["source"], "files": PLUGINS}}}}
+    assert checked["set"] == "reference" and checked["foreign"] == []
     assert not os.path.exists(dest)
     installed = run(capsys, tmp_path, version=VERSION, base_url=base_url, dest=dest)
     assert installed["changed"] and installed["installed"] == PLUGINS and "diff" not in installed
@@ -76,3 +78,24 @@ def test_bad_version_is_named(tmp_path, capsys):
     result = run(capsys, tmp_path, version="latest", dest=str(tmp_path / "bin"))
     assert result["failed"] and result["msg"] == "version: must be a release version such as 1.9.1 or v1.9.1 (got 'latest')"
     assert result["error"] == {"path": "version", "value": "latest"}
+
+
+def test_a_set_of_its_own_with_a_renamed_binary(base_url, tmp_path, capsys):
+    dest = str(tmp_path / "bin")
+    run(capsys, tmp_path, version=VERSION, base_url=base_url, dest=dest)
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "tool-amd64").write_text("#!/bin/sh\necho '{\"cniVersion\":\"1.0.0\",\"supportedVersions\":[\"1.0.0\"]}'\n")
+    (site / "tool-amd64").chmod(0o755)
+    result = run(capsys, tmp_path, diff=True, plugin_set="site", version="2024.1", src_dir=str(site),
+                 rename={"tool-amd64": "tool"}, dest=dest)
+    assert result["changed"] and result["set"] == "site" and result["installed"] == ["tool"]
+    assert sorted(result["diff"]["after"]["sets"]) == ["reference", "site"]
+    assert sorted(os.listdir(dest)) == sorted(PLUGINS + ["tool", ".cnikit-binaries.json", ".cnikit-manifest.json"])
+
+
+def test_bad_plugin_set_is_named(tmp_path, capsys):
+    result = run(capsys, tmp_path, plugin_set="my set", src_dir="/usr/lib/cni", dest=str(tmp_path / "bin"))
+    assert result["failed"] and result["msg"].startswith("plugin_set: must be a name such as reference or flannel")
+    assert result["error"] == {"path": "plugin_set", "value": "my set"}
+    assert not (tmp_path / "bin").exists()
