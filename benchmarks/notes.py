@@ -117,6 +117,12 @@ rounds of the differences of the rounds' totals, per cycle):
   watchdog thread enforces the timeout (SIGTERM, then SIGKILL of the process group). One such thread
   serves every call of the process: starting a thread per call cost 0.15 ms, five times per cycle
   (commit "_exec: one watchdog thread for every plugin call"); registering a call with it costs 1 µs.
+- **Lock files, nothing here; {_ms(case['tidy_cost']['median'])} per task.** The verbs leave their lock
+  files and the intent-marker directory for the next verb, and a task deletes them once, when its
+  work is done (`Engine.tidy`). These cycles run as one task would run many attachments; the
+  "tidied after every cycle" side is each cycle a task of its own, the worst case. Making and
+  deleting them around every ADD and DEL, as before (commit "Engine: lock files and the
+  intent-marker directory stay between verbs"), cost every cycle about that much.
 - **The rest, {_ms(gap - fsync)}**: the engine's own work (two flocks per operation, the intent
   marker, reading the entry back for DEL, JSON and result conversion: 0.8 ms per cycle without fsync,
   1.6 ms with it, measured in one process with the plugin calls replayed from memory) and the

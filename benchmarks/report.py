@@ -91,11 +91,13 @@ def case_section(name: str, case: dict) -> list:
 def engine_details(case: dict) -> list:
     return stats_table({"engine (`Engine.add` + `Engine.delete`)": case["sides"]["engine"],
                         "engine with `os.fsync` a no-op (analysis only)": case["sides"]["engine_no_fsync"],
+                        "engine, tidied after every cycle (analysis only)": case["sides"]["engine_tidy"],
                         "plugins run directly with a timeout (analysis only)": case["sides"]["direct_timeout"],
                         "plugins run directly (floor)": case["sides"]["direct"]}) + [
         "", f"Per ADD+DEL cycle, {case['rounds']} rounds of {case['cycles_per_round']} cycles per side. Ratios of "
         f"the rounds' totals: engine / direct {ratio_text(case['ratio'])}; target ≤ {case['target']:.2f}: "
-        f"{verdict(case)}. Engine without fsync / direct: {ratio_text(case['ratio_no_fsync'])}. Direct with a "
+        f"{verdict(case)}. Engine without fsync / direct: {ratio_text(case['ratio_no_fsync'])}. Engine tidied "
+        f"after every cycle / direct: {ratio_text(case['ratio_tidy'])}. Direct with a "
         f"timeout / direct: {ratio_text(case['ratio_timeout'])}. Engine / direct cycle by cycle (one ~30 ms "
         f"cycle against the next): {ratio_text(case['ratio_per_cycle'])}."]
 
