@@ -329,7 +329,15 @@ from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import (
 )
 from ansible_collections.cnikit.cni.plugins.module_utils._planned import PLANNED_OPTION, planned_config
 
-ITEM_KEYS = ("network", "config", "netns", "ifname", "container_id", "args", "capability_args", "state", "create_netns")
+# The options an item of ``attachments`` may set, each also a top-level option whose value an item
+# without it takes (the top level alone has defaults, so that an item's None means "not given").
+ITEM_OPTIONS = {
+    "network": {"type": "str"}, "config": {"type": "raw"}, "netns": {"type": "str"},
+    "ifname": {"type": "str"}, "container_id": {"type": "str"}, "args": {"type": "raw"},
+    "capability_args": {"type": "dict"}, "state": {"type": "str", "choices": ["present", "absent"]},
+    "create_netns": {"type": "bool"},
+}
+TOP_LEVEL_DEFAULTS = {"ifname": DEFAULT_IFNAME, "state": "present", "create_netns": False}
 
 
 class NetworkSource:
@@ -396,10 +404,10 @@ def build_desired(spec: dict, path: str, networks: NetworkSource, run_check: boo
 def item_specs(params: dict) -> list:
     """The declared attachments: the items of ``attachments`` over the top-level defaults, or the
     top level alone. Each comes with the prefix its error messages use."""
-    top = {key: params[key] for key in ITEM_KEYS}
+    top = {key: params[key] for key in ITEM_OPTIONS}
     if params["attachments"] is None:
         return [("", top)]
-    return [(f"attachments[{i}].", {key: item[key] if item[key] is not None else top[key] for key in ITEM_KEYS})
+    return [(f"attachments[{i}].", {key: item[key] if item[key] is not None else top[key] for key in ITEM_OPTIONS})
             for i, item in enumerate(params["attachments"])]
 
 
@@ -444,20 +452,13 @@ def diff_of(items: list) -> dict:
 
 
 def main():
-    item_options = {
-        "network": {"type": "str"}, "config": {"type": "raw"}, "netns": {"type": "str"},
-        "ifname": {"type": "str"}, "container_id": {"type": "str"}, "args": {"type": "raw"},
-        "capability_args": {"type": "dict"}, "state": {"type": "str", "choices": ["present", "absent"]},
-        "create_netns": {"type": "bool"},
-    }
+    top_level = {key: dict(spec) for key, spec in ITEM_OPTIONS.items()}
+    for key, default in TOP_LEVEL_DEFAULTS.items():
+        top_level[key]["default"] = default
     argument_spec = {
-        "network": {"type": "str"}, "config": {"type": "raw"}, "netns": {"type": "str"},
-        "ifname": {"type": "str", "default": DEFAULT_IFNAME}, "container_id": {"type": "str"},
-        "args": {"type": "raw"}, "capability_args": {"type": "dict"},
-        "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
-        "create_netns": {"type": "bool", "default": False},
+        **top_level,
         "run_check": {"type": "bool", "default": True},
-        "attachments": {"type": "list", "elements": "dict", "options": item_options},
+        "attachments": {"type": "list", "elements": "dict", "options": ITEM_OPTIONS},
         "parallel": {"type": "int", "default": 4},
         PLANNED_OPTION: {"type": "dict"},
     }
