@@ -69,7 +69,7 @@ def check_defects(plugin_type: str) -> tuple:
 def honours_requested_ips(plugins: list) -> bool:
     """Whether an IPAM of these plugin objects hands out the addresses CNI_ARGS IP asks for."""
     for plugin in plugins:
-        rules = IPAM.get(map_of(plugin.get("ipam")).get("type"))
+        rules = _rules(IPAM, map_of(plugin.get("ipam")).get("type"))
         if rules is not None and rules.honours_requested_ips:
             return True
     return False
@@ -80,11 +80,11 @@ def add_blockers(plugins: list) -> list:
     plugin that says so (see ``PluginRules.add_blocker``)."""
     reasons = []
     for index, plugin in enumerate(plugins):
-        rules = PLUGINS.get(plugin.get("type"))
+        rules = _rules(PLUGINS, plugin.get("type"))
         if rules is None or rules.add_blocker is None:
             continue
         ipam = map_of(plugin.get("ipam"))
-        ipam_rules = IPAM.get(ipam.get("type"))
+        ipam_rules = _rules(IPAM, ipam.get("type"))
         gateways = ipam_rules.gateways(ipam) if ipam_rules is not None and ipam_rules.gateways else None
         reason = rules.add_blocker(plugin, gateways)
         if reason:

@@ -12,7 +12,7 @@ import ipaddress
 import pytest
 
 from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules import host_local
-from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules.registry import add_blockers
+from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules.registry import add_blockers, honours_requested_ips
 
 
 def gateway_bridge(name="lo", subnet="10.9.8.0/24", **options):
@@ -44,3 +44,12 @@ def test_a_gateway_bridge_holding_another_address_blocks_the_add_naming_the_way_
 ], ids=["same-gateway", "forceAddress", "no-gateway", "no-bridge", "ipv6", "dhcp", "other-plugin"])
 def test_nothing_blocks_an_add_the_plugin_accepts(plugin):
     assert add_blockers([plugin]) == []
+
+
+def test_an_ipam_type_that_is_no_string_is_no_known_ipam():
+    # A conflist on disk may hold any JSON value there; the registry must not fail on an unhashable one.
+    plugin = gateway_bridge()
+    plugin["ipam"]["type"] = ["host-local"]
+    assert add_blockers([plugin]) == []
+    assert not honours_requested_ips([plugin])
+    assert honours_requested_ips([gateway_bridge()])
