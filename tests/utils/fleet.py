@@ -446,14 +446,13 @@ TREE_DOWNLOADED = ("python3-venv", "python3-packaging")
 
 
 def debian_mirror() -> str:
-    """The URI of the Debian mirror the machine's apt sources use for its own release."""
-    with open("/etc/os-release", encoding="utf-8") as handle:
-        codename = dict(line.rstrip("\n").split("=", 1) for line in handle if "=" in line).get("VERSION_CODENAME")
-    targets = run("apt-get", "indextargets", "--format", "$(REPO_URI) $(RELEASE)").stdout.split("\n")
-    for uri, suite in (line.split(" ", 1) for line in targets if " " in line):
-        if suite == codename:
-            return uri
-    raise SystemExit(f"fleet.py: no apt source of this machine serves {codename}")
+    """The URI of the Debian mirror the machine's apt sources use for its own release, as
+    ``debian_mirror`` of scripts/lib.sh finds it (the one place that reads the apt configuration)."""
+    lib = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "scripts", "lib.sh")
+    found = run("bash", "-c", 'source "$1" && debian_mirror', "fleet.py", lib, check=False)
+    if found.returncode != 0 or not found.stdout.strip():
+        raise SystemExit(f"fleet.py: {found.stderr.strip() or 'no Debian mirror found'}")
+    return found.stdout.strip()
 
 
 def tree_dir(root: str, suite: str) -> str:
