@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ._argspec import ArgumentSpec
 from ._binaries import BinaryMemo
-from ._defaults import DEFAULT_CNI_PATH, DEFAULT_TIMEOUT
+from ._defaults import DEFAULT_CNI_PATH
 from ._download import Limits, ReleaseError, cleartext_warning, mask_url, parse_checksum, url_password
 from ._errors import ConfigError
 from ._identifiers import is_plugin_file_name
@@ -67,14 +67,7 @@ def run(host, params: dict, result: dict) -> None:
     dest = params["dest"] or next(iter(params["cni_path"]), None)
     if not dest:
         host.fail("dest: no directory to install into: dest is not set and cni_path is empty")
-    options = Options(
-        state=params["state"], dest=dest, version=params["version"], arch=params["arch"],
-        machine=platform.machine(), base_url=params["base_url"], url=params["url"], src=params["src"],
-        src_dir=params["src_dir"], checksum=params["checksum"],
-        plugins=tuple(params["plugins"]) if params["plugins"] is not None else None,
-        force=params["force"], probe_timeout=params["timeout"], plugin_set=params["plugin_set"],
-        rename=params["rename"],
-    )
+    options = Options.from_params(params, dest, platform.machine())
     installed = ensure(options, lambda url: host.fetch(url, params["timeout"]), host.tmpdir, host.check_mode)
     if not host.diff:
         installed.pop("diff")
@@ -83,26 +76,42 @@ def run(host, params: dict, result: dict) -> None:
     result.update(installed)
 
 
+def _default(option: str):
+    """The default ``ARGUMENT_SPEC`` gives the option, so that the spec is its one home."""
+    return ARGUMENT_SPEC.all_options()[option].get("default")
+
+
 @dataclass(frozen=True)
 class Options:
     """The options of ``ARGUMENT_SPEC`` the installer reads, already type-checked by Ansible
-    (``dest`` resolved against ``cni_path``, ``timeout`` as ``probe_timeout``)."""
+    (``dest`` resolved against ``cni_path``, ``timeout`` as ``probe_timeout``), with its defaults."""
 
-    state: str = "present"
+    state: str = _default("state")
     dest: str = DEFAULT_CNI_PATH[0]
     version: str | None = None
     arch: str | None = None          # None: from machine
     machine: str = ""                # platform.machine() of the managed host
-    base_url: str = DEFAULT_BASE_URL
+    base_url: str = _default("base_url")
     url: str | None = None
     src: str | None = None
     src_dir: str | None = None
     checksum: str | None = None
     plugins: tuple | None = None
-    force: bool = False
-    probe_timeout: float = DEFAULT_TIMEOUT
-    plugin_set: str = REFERENCE_SET
+    force: bool = _default("force")
+    probe_timeout: float = _default("timeout")
+    plugin_set: str = _default("plugin_set")
     rename: dict | None = None       # {source member: installed name}
+
+    @classmethod
+    def from_params(cls, params: dict, dest: str, machine: str) -> Options:
+        return cls(
+            state=params["state"], dest=dest, version=params["version"], arch=params["arch"],
+            machine=machine, base_url=params["base_url"], url=params["url"], src=params["src"],
+            src_dir=params["src_dir"], checksum=params["checksum"],
+            plugins=tuple(params["plugins"]) if params["plugins"] is not None else None,
+            force=params["force"], probe_timeout=params["timeout"], plugin_set=params["plugin_set"],
+            rename=params["rename"],
+        )
 
 
 def ensure(opts: Options, fetch, workdir: str, check_mode: bool, limits: Limits = Limits()) -> dict:
