@@ -30,9 +30,14 @@ ITEM_OPTIONS = {
     "create_netns": {"type": "bool"},
 }
 TOP_LEVEL_DEFAULTS = {"ifname": DEFAULT_IFNAME, "state": "present", "create_netns": False}
+
+
+def _with_defaults(options: dict, defaults: dict) -> dict:
+    return {key: {**spec, "default": defaults[key]} if key in defaults else spec for key, spec in options.items()}
+
+
 ARGUMENT_SPEC = ArgumentSpec({
-    **{key: dict(spec, **({"default": TOP_LEVEL_DEFAULTS[key]} if key in TOP_LEVEL_DEFAULTS else {}))
-       for key, spec in ITEM_OPTIONS.items()},
+    **_with_defaults(ITEM_OPTIONS, TOP_LEVEL_DEFAULTS),
     "run_check": {"type": "bool", "default": True},
     "attachments": {"type": "list", "elements": "dict", "options": ITEM_OPTIONS},
     "parallel": {"type": "int", "default": 4},
