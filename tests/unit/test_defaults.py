@@ -51,4 +51,3 @@ def test_the_roles_defaults_and_argument_specs_spell_the_defaults(role, variable
     specs = _yaml(ROOT / "roles" / role / "meta" / "argument_specs.yml")["argument_specs"]["main"]["options"]
     assert defaults[variable] == ROLE_VARIABLES[role, variable]
     assert specs[variable]["default"] == ROLE_VARIABLES[role, variable]
-
