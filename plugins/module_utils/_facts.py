@@ -5,7 +5,7 @@
 # This module_utils is PRIVATE and should only be used by this collection.
 # It may change at any time, without notice.
 """cni_info's read-only facts: plugins and their versions, networks and their validity,
-cached attachments, named namespaces."""
+cached attachments, named namespaces; and its task (ARGUMENT_SPEC and run), gathering them."""
 
 from __future__ import annotations
 

@@ -6,7 +6,8 @@
 # It may change at any time, without notice.
 """What cni_gc and cni_netns remove: garbage collection of the attachments whose namespace is
 gone (or that an explicit list leaves out), and the attachments of a namespace about to be
-removed. Only what this collection made is ever collected; see docs/engine.md."""
+removed; and cni_gc's task (its ARGUMENT_SPEC and run). Only what this collection made is ever
+collected; see docs/engine.md."""
 
 from __future__ import annotations
 
