@@ -33,7 +33,7 @@ class StandInHost:
     def fail(self, msg: str, **result) -> None:
         raise TaskFailed(msg, result)
 
-    def require_libraries(self, *names: str) -> None:
+    def require_libraries(self, *_names: str) -> None:
         """The test virtualenvs install them (requirements/managed-node.txt)."""
 
     def hide(self, secret: str) -> None:
