@@ -85,3 +85,13 @@ def test_install_without_dest_or_cni_path_fails_before_anything(tmp_path):
 
     with pytest.raises(TaskFailed, match="dest: no directory to install into"):
         _install.run(StandInHost(str(tmp_path)), given, {})
+
+
+def test_the_module_gets_a_copy_of_the_spec_the_service_reads():
+    kwargs = _attach_task.ARGUMENT_SPEC.module_kwargs()
+    kwargs["argument_spec"]["attachments"]["options"]["ifname"]["default"] = "cnit-changed"
+
+    assert "default" not in _attach_task.ITEM_OPTIONS["ifname"]
+    assert kwargs["mutually_exclusive"] == [["network", "config"]]
+    assert set(kwargs["argument_spec"]) == set(_attach_task.ARGUMENT_SPEC.options) | {
+        "cni_path", "conf_dir", "cache_dir", "timeout"}
