@@ -41,8 +41,9 @@ class ArgumentSpec:
         return {**self.options, **PATH_OPTIONS}
 
     def module_kwargs(self) -> dict:
-        """AnsibleModule's keyword arguments. The options are a copy, so that nothing
-        AnsibleModule does to them reaches the spec the services read."""
+        """AnsibleModule's keyword arguments. The options are a copy: AnsibleModule adds to
+        the dict it is given (Ansible's file options, with ``add_file_common_args``), and the
+        spec the services, roles and tests read must stay the module's own."""
         return {
             "argument_spec": copy.deepcopy(self.all_options()),
             "mutually_exclusive": [list(group) for group in self.mutually_exclusive],
