@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # This doc fragment is PRIVATE and should only be used by this collection.
-"""Documentation of the options built by module_utils._ansible_glue.paths_argument_spec."""
+"""Documentation of the options built by module_utils._argspec.PATH_OPTIONS."""
 
 from __future__ import annotations
 

@@ -4,8 +4,9 @@
 #
 # This module_utils is PRIVATE and should only be used by this collection.
 # It may change at any time, without notice.
-"""The only module_utils that knows Ansible: shared argument-spec pieces, the check for the
-managed node's libraries and the translation of the collection's errors into fail_json."""
+"""The only module_utils that knows Ansible: what a service needs of the module running it (the
+``ModuleHost`` handed to each service), the check for the managed node's libraries and the
+translation of the collection's errors into fail_json."""
 
 from __future__ import annotations
 
@@ -18,19 +19,7 @@ import sys
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ._defaults import DEFAULT_CACHE_DIR, DEFAULT_CNI_PATH, DEFAULT_CONF_DIR, DEFAULT_TIMEOUT
 from ._errors import CNIError
-
-
-def paths_argument_spec() -> dict:
-    """The options every module of the collection takes, so that ``module_defaults`` for
-    ``group/cnikit.cni.cni`` can set them once (a module given an option it does not take fails)."""
-    return {
-        "cni_path": {"type": "list", "elements": "path", "default": list(DEFAULT_CNI_PATH)},
-        "conf_dir": {"type": "path", "default": DEFAULT_CONF_DIR},
-        "cache_dir": {"type": "path", "default": DEFAULT_CACHE_DIR},
-        "timeout": {"type": "float", "default": DEFAULT_TIMEOUT},
-    }
 
 
 # The managed node's libraries: the oldest version the tests run every module with, and their use.
@@ -125,3 +114,73 @@ def warn(module, text: str) -> None:
     """A warning that still says which host it comes from when a fleet's warnings are merged
     (Ansible prints each distinct text once, without naming the host)."""
     module.warn(f"{platform.node()}: {text}")
+
+
+class ModuleHost:
+    """What a service needs of Ansible, through the module running it: the services take this
+    object (tests hand them a stand-in with the same methods), never the module itself."""
+
+    def __init__(self, module):
+        self._module = module
+        self.check_mode = module.check_mode
+        self.diff = module._diff  # pylint: disable=protected-access  # AnsibleModule's only spelling of diff mode
+
+    @property
+    def tmpdir(self) -> str:
+        """The task's private temporary directory (made on first use), removed when it ends."""
+        return self._module.tmpdir
+
+    def warn(self, text: str) -> None:
+        warn(self._module, text)
+
+    def fail(self, msg: str, **result) -> None:
+        """End the task as failed with ``msg`` and the result so far (does not return)."""
+        self._module.fail_json(msg=msg, **result)
+
+    def require_libraries(self, *names: str) -> None:
+        require_libraries(self._module, *names)
+
+    def hide(self, secret: str) -> None:
+        """Keep a secret given inside another option (a password in a URL) out of the output."""
+        self._module.no_log_values.add(secret)
+
+    def run_command(self, argv: list) -> tuple:
+        return command_runner(self._module)(argv)
+
+    def backup(self, path: str) -> str:
+        """A timestamped copy of ``path`` beside it, as Ansible's ``backup: true`` makes; its path."""
+        return self._module.backup_local(path)
+
+    def set_file_attributes(self, path: str, mode: int, uid: int | None, gid: int | None, diff: dict) -> bool:
+        """Bring the file's mode, owner, group, SELinux context and chattr attributes to what the
+        task says (in check mode, only predict it), adding what changes to ``diff``."""
+        file_args = dict(self._module.load_file_common_arguments(self._module.params, path=path),
+                         mode=mode, owner=uid, group=gid)
+        return self._module.set_fs_attributes_if_different(file_args, False, diff)
+
+    def fetch(self, url: str, timeout: float):
+        """The response to a GET of ``url`` through Ansible's fetch_url: proxies,
+        validate_certs, basic auth and timeout behave as in get_url."""
+        # Imported on the first download only: it costs a converged run a quarter of a second.
+        from ansible.module_utils.urls import fetch_url  # pylint: disable=import-outside-toplevel
+
+        from ._download import ReleaseError, mask_url  # pylint: disable=import-outside-toplevel
+
+        # Credentials go to the URL they were given for, never along a redirect (a mirror's redirect
+        # to a CDN or to anyone else): urllib would copy the Authorization header to the new host.
+        response, info = fetch_url(self._module, url, timeout=timeout, unredirected_headers=["Authorization"])
+        if info["status"] != 200 or response is None:
+            reason = str(info.get("msg", "")).replace(url, mask_url(url))
+            raise ReleaseError(f"cannot download {mask_url(url)}: HTTP {info['status']} {reason}".rstrip())
+        return response
+
+
+def run_task(module, service) -> None:
+    """A module's task: ``service(host, params, result)`` fills the result, which the task exits
+    with; an error of the collection (or the OS) fails it with the result so far."""
+    result = {}
+    try:
+        service(ModuleHost(module), module.params, result)
+    except (CNIError, OSError) as error:
+        fail_from_error(module, error, **result)
+    module.exit_json(**result)

@@ -5,13 +5,14 @@
 # This module_utils is PRIVATE and should only be used by this collection.
 # It may change at any time, without notice.
 """cni_info's read-only facts: plugins and their versions, networks and their validity,
-cached attachments, named namespaces."""
+cached attachments, named namespaces; and its task (ARGUMENT_SPEC and run), gathering them."""
 
 from __future__ import annotations
 
 import os
 
 from . import _netns
+from ._argspec import ArgumentSpec
 from ._conflist import ConfDir, NetworkList, libcni_order, load_conf_dir
 from ._engine import GC_STATUS_MIN_VERSION, Engine
 from ._errors import CNIError
@@ -128,3 +129,35 @@ def attachment_facts(engine: Engine) -> tuple:
 
 def namespace_facts() -> list:
     return [{"name": name, "path": os.path.join(NETNS_DIR, name)} for name in _netns.list_named()]
+
+
+# -- cni_info's task ------------------------------------------------------------------------------
+
+ARGUMENT_SPEC = ArgumentSpec({
+    "gather": {"type": "list", "elements": "str", "choices": list(GATHER_SUBSETS), "default": list(GATHER_SUBSETS)},
+})
+
+
+def run(host, params: dict, result: dict) -> None:
+    """Gather the subsets ``params["gather"]`` names; ``host`` is the module's
+    ``_ansible_glue.ModuleHost``."""
+    if "networks" in params["gather"]:
+        host.require_libraries("jsonschema")
+    engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
+    gather = set(params["gather"])
+    facts = {"changed": False}
+    warnings = []
+    if "plugins" in gather:
+        facts["plugins"], problems = plugin_facts(params["cni_path"], params["timeout"])
+        facts["dhcp_daemon"] = dhcp_daemon_fact()
+        warnings.extend(problems)
+    if "networks" in gather:
+        facts["networks"] = network_facts(params["conf_dir"], engine, host.run_command)
+    if "attachments" in gather:
+        facts["attachments"], problems = attachment_facts(engine)
+        warnings.extend(problems)
+    if "namespaces" in gather:
+        facts["namespaces"] = namespace_facts()
+    for warning in warnings:
+        host.warn(warning)
+    result.update(facts)

@@ -6,16 +6,27 @@
 # It may change at any time, without notice.
 """What cni_gc and cni_netns remove: garbage collection of the attachments whose namespace is
 gone (or that an explicit list leaves out), and the attachments of a namespace about to be
-removed. Only what this collection made is ever collected; see docs/engine.md."""
+removed; and cni_gc's task (its ARGUMENT_SPEC and run). Only what this collection made is ever
+collected; see docs/engine.md."""
 
 from __future__ import annotations
 
+from ._argspec import ArgumentSpec
 from ._conflist import NetworkList, find_network, load_conf_dir
 from ._defaults import DEFAULT_IFNAME
 from ._engine import Attachment, Engine
 from ._errors import CNIError
 from ._identifiers import canonical_netns, check_container_id, check_ifname
 from ._netns import is_live
+
+
+ARGUMENT_SPEC = ArgumentSpec({
+    "network": {"type": "str"},
+    "valid_attachments": {"type": "list", "elements": "dict", "options": {
+        "container_id": {"type": "str", "required": True},
+        "ifname": {"type": "str", "default": DEFAULT_IFNAME},
+    }},
+})
 
 
 # -- the attachments of a namespace ---------------------------------------------------------------
@@ -170,3 +181,59 @@ def _reported(network_name: str, run_gc) -> dict:
         report = {"deleted": [], "errors": [exc.to_dict()]}
     return {"collected": [dict(item, network=network_name) for item in report["deleted"]],
             "errors": [dict(error, network=network_name) for error in report["errors"]]}
+
+
+# -- cni_gc's task --------------------------------------------------------------------------------
+
+def run(host, params: dict, result: dict) -> None:
+    """cni_gc: collect the networks of ``conf_dir`` (or the one named) and, without a name, the
+    networks it no longer declares; ``host`` is the module's ``_ansible_glue.ModuleHost``."""
+    engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
+    result.update({"changed": False, "collected": [], "errors": [], "skipped_networks": [], "orphaned_networks": [],
+                   "left_alone": [], "unusable_entries": []})
+    valid = None
+    if params["valid_attachments"] is not None:
+        valid = check_valid_attachments(params["valid_attachments"])
+    networks, problems = gc_networks(params["conf_dir"], params["network"])
+    for problem in problems:
+        host.warn(f"cannot load {problem.path}: {problem.reason}; the networks it declares are collected as "
+                  "networks conf_dir no longer declares (orphaned_networks)")
+    for network in networks:
+        if network.disable_gc:
+            result["skipped_networks"].append(network.name)
+            continue
+        _examine(host, engine, network.name, valid, result)
+        if host.check_mode:
+            result["collected"].extend(gc_plan(engine, network, valid))
+        else:
+            _add_report(result, collect(engine, network, valid))
+    if params["network"] is None:
+        result["orphaned_networks"] = orphaned_networks(engine, {n.name for n in networks})
+    for name in result["orphaned_networks"]:
+        result["left_alone"].extend(left_alone(engine, name))
+        if host.check_mode:
+            result["collected"].extend(gc_plan_orphaned(engine, name, valid))
+        else:
+            _add_report(result, collect_orphaned(engine, name, valid))
+    result["changed"] = bool(result["collected"])
+    if result["errors"]:
+        host.fail(f"garbage collection had {len(result['errors'])} errors; first: {result['errors'][0]['msg']}", **result)
+
+
+def _add_report(result: dict, report: dict) -> None:
+    result["collected"].extend(report["collected"])
+    result["errors"].extend(report["errors"])
+
+
+def _examine(host, engine: Engine, network_name: str, valid: list | None, result: dict) -> None:
+    """Note another runtime's attachments of the network, warning of the live ones that an
+    explicit ``valid_attachments`` leaves out, before anything is collected."""
+    result["left_alone"].extend(left_alone(engine, network_name))
+    for item in unusable_entries(engine, network_name):
+        result["unusable_entries"].append(item)
+        host.warn(f"network {network_name}: cannot read the cache entry {item['file']} ({item['reason']}); it is "
+                  "left alone and sent to the plugins' GC as valid, since it may be a running container's")
+    for item in foreign_left_out(engine, network_name, valid):
+        host.warn(f"network {network_name}: valid_attachments leaves out container ID {item['container_id']} "
+                  f"({item['ifname']} in {item['netns'] or 'an unnamed namespace'}), which another runtime made "
+                  "and which is live; it is left alone. Detach it with cni_attach state=absent if it must go")

@@ -12,12 +12,14 @@ module's result."""
 from __future__ import annotations
 
 import os
+import platform
 import tempfile
 from dataclasses import dataclass
 
+from ._argspec import ArgumentSpec
 from ._binaries import BinaryMemo
-from ._defaults import DEFAULT_CNI_PATH, DEFAULT_TIMEOUT
-from ._download import Limits, ReleaseError, cleartext_warning, mask_url, parse_checksum
+from ._defaults import DEFAULT_CNI_PATH
+from ._download import Limits, ReleaseError, cleartext_warning, mask_url, parse_checksum, url_password
 from ._errors import ConfigError
 from ._identifiers import is_plugin_file_name
 from ._manifest import (
@@ -30,25 +32,86 @@ from ._sources import (
 )
 
 
+ARGUMENT_SPEC = ArgumentSpec({
+    "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+    "plugin_set": {"type": "str", "default": REFERENCE_SET},
+    "rename": {"type": "dict"},
+    "version": {"type": "str"},
+    "arch": {"type": "str", "choices": list(RELEASE_ARCHES)},
+    "dest": {"type": "path"},
+    "base_url": {"type": "str", "default": DEFAULT_BASE_URL},
+    "url": {"type": "str"},
+    "src": {"type": "path"},
+    "src_dir": {"type": "path"},
+    "checksum": {"type": "str"},
+    "plugins": {"type": "list", "elements": "str"},
+    "force": {"type": "bool", "default": False},
+    "validate_certs": {"type": "bool", "default": True},
+    "use_proxy": {"type": "bool", "default": True},
+    "url_username": {"type": "str"},
+    "url_password": {"type": "str", "no_log": True},
+    "force_basic_auth": {"type": "bool", "default": False},
+}, mutually_exclusive=(("url", "src", "src_dir"),))
+
+
+def run(host, params: dict, result: dict) -> None:
+    """cni_plugin_install's task: ``params`` as ARGUMENT_SPEC parsed them, ``host`` the module's
+    ``_ansible_glue.ModuleHost`` (downloads go through its fetch_url). The options fetch_url reads
+    itself (validate_certs, use_proxy, url_username, ...) reach it through the module."""
+    # A password inside a URL option never reaches the output (the URLs themselves are masked).
+    checksum_url = (params["checksum"] or "").partition(":")[2]
+    for url in (params["base_url"], params["url"], checksum_url):
+        secret = url_password(url or "")
+        if secret:
+            host.hide(secret)
+    dest = params["dest"] or next(iter(params["cni_path"]), None)
+    if not dest:
+        host.fail("dest: no directory to install into: dest is not set and cni_path is empty")
+    options = Options.from_params(params, dest, platform.machine())
+    installed = ensure(options, lambda url: host.fetch(url, params["timeout"]), host.tmpdir, host.check_mode)
+    if not host.diff:
+        installed.pop("diff")
+    for warning in installed.pop("warnings"):
+        host.warn(warning)
+    result.update(installed)
+
+
+def _default(option: str):
+    """The default ``ARGUMENT_SPEC`` gives the option, so that the spec is its one home."""
+    return ARGUMENT_SPEC.all_options()[option].get("default")
+
+
 @dataclass(frozen=True)
 class Options:
-    """The module's options, already type-checked by Ansible."""
+    """The options of ``ARGUMENT_SPEC`` the installer reads, already type-checked by Ansible
+    (``dest`` resolved against ``cni_path``, ``timeout`` as ``probe_timeout``), with its defaults."""
 
-    state: str = "present"
+    state: str = _default("state")
     dest: str = DEFAULT_CNI_PATH[0]
     version: str | None = None
     arch: str | None = None          # None: from machine
     machine: str = ""                # platform.machine() of the managed host
-    base_url: str = DEFAULT_BASE_URL
+    base_url: str = _default("base_url")
     url: str | None = None
     src: str | None = None
     src_dir: str | None = None
     checksum: str | None = None
     plugins: tuple | None = None
-    force: bool = False
-    probe_timeout: float = DEFAULT_TIMEOUT
-    plugin_set: str = REFERENCE_SET
+    force: bool = _default("force")
+    probe_timeout: float = _default("timeout")
+    plugin_set: str = _default("plugin_set")
     rename: dict | None = None       # {source member: installed name}
+
+    @classmethod
+    def from_params(cls, params: dict, dest: str, machine: str) -> Options:
+        return cls(
+            state=params["state"], dest=dest, version=params["version"], arch=params["arch"],
+            machine=machine, base_url=params["base_url"], url=params["url"], src=params["src"],
+            src_dir=params["src_dir"], checksum=params["checksum"],
+            plugins=tuple(params["plugins"]) if params["plugins"] is not None else None,
+            force=params["force"], probe_timeout=params["timeout"], plugin_set=params["plugin_set"],
+            rename=params["rename"],
+        )
 
 
 def ensure(opts: Options, fetch, workdir: str, check_mode: bool, limits: Limits = Limits()) -> dict:

@@ -166,77 +166,12 @@ skipped_networks:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _gc
-from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec, warn
-from ansible_collections.cnikit.cni.plugins.module_utils._defaults import DEFAULT_IFNAME
-from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
-from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
-
-
-def _add_report(result: dict, report: dict) -> None:
-    result["collected"].extend(report["collected"])
-    result["errors"].extend(report["errors"])
-
-
-def _examine(module: AnsibleModule, engine, network_name: str, valid: list | None, result: dict) -> None:
-    """Note another runtime's attachments of the network, warning of the live ones that an
-    explicit ``valid_attachments`` leaves out, before anything is collected."""
-    result["left_alone"].extend(_gc.left_alone(engine, network_name))
-    for item in _gc.unusable_entries(engine, network_name):
-        result["unusable_entries"].append(item)
-        warn(module, f"network {network_name}: cannot read the cache entry {item['file']} ({item['reason']}); it is "
-                     "left alone and sent to the plugins' GC as valid, since it may be a running container's")
-    for item in _gc.foreign_left_out(engine, network_name, valid):
-        warn(module, f"network {network_name}: valid_attachments leaves out container ID {item['container_id']} "
-                     f"({item['ifname']} in {item['netns'] or 'an unnamed namespace'}), which another runtime made "
-                     "and which is live; it is left alone. Detach it with cni_attach state=absent if it must go")
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_task
 
 
 def main():
-    argument_spec = {
-        "network": {"type": "str"},
-        "valid_attachments": {"type": "list", "elements": "dict", "options": {
-            "container_id": {"type": "str", "required": True},
-            "ifname": {"type": "str", "default": DEFAULT_IFNAME},
-        }},
-    }
-    argument_spec.update(paths_argument_spec())
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    params = module.params
-    engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
-    result = {"changed": False, "collected": [], "errors": [], "skipped_networks": [], "orphaned_networks": [],
-              "left_alone": [], "unusable_entries": []}
-    try:
-        valid = None
-        if params["valid_attachments"] is not None:
-            valid = _gc.check_valid_attachments(params["valid_attachments"])
-        networks, problems = _gc.gc_networks(params["conf_dir"], params["network"])
-        for problem in problems:
-            warn(module, f"cannot load {problem.path}: {problem.reason}; the networks it declares are collected as "
-                         "networks conf_dir no longer declares (orphaned_networks)")
-        for network in networks:
-            if network.disable_gc:
-                result["skipped_networks"].append(network.name)
-                continue
-            _examine(module, engine, network.name, valid, result)
-            if module.check_mode:
-                result["collected"].extend(_gc.gc_plan(engine, network, valid))
-            else:
-                _add_report(result, _gc.collect(engine, network, valid))
-        if params["network"] is None:
-            result["orphaned_networks"] = _gc.orphaned_networks(engine, {n.name for n in networks})
-        for name in result["orphaned_networks"]:
-            result["left_alone"].extend(_gc.left_alone(engine, name))
-            if module.check_mode:
-                result["collected"].extend(_gc.gc_plan_orphaned(engine, name, valid))
-            else:
-                _add_report(result, _gc.collect_orphaned(engine, name, valid))
-    except (CNIError, OSError) as error:
-        fail_from_error(module, error, **result)
-    result["changed"] = bool(result["collected"])
-    if result["errors"]:
-        module.fail_json(msg=f"garbage collection had {len(result['errors'])} errors; first: "
-                         f"{result['errors'][0]['msg']}", **result)
-    module.exit_json(**result)
+    module = AnsibleModule(supports_check_mode=True, **_gc.ARGUMENT_SPEC.module_kwargs())
+    run_task(module, _gc.run)
 
 
 if __name__ == "__main__":

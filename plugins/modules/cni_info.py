@@ -156,44 +156,12 @@ namespaces:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _facts
-from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import (
-    command_runner, fail_from_error, paths_argument_spec, require_libraries, warn,
-)
-from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
-from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_task
 
 
 def main():
-    argument_spec = {
-        "gather": {"type": "list", "elements": "str", "choices": list(_facts.GATHER_SUBSETS),
-                   "default": list(_facts.GATHER_SUBSETS)},
-    }
-    argument_spec.update(paths_argument_spec())
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    params = module.params
-    if "networks" in params["gather"]:
-        require_libraries(module, "jsonschema")
-    engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
-    gather = set(params["gather"])
-    result = {"changed": False}
-    warnings = []
-    try:
-        if "plugins" in gather:
-            result["plugins"], problems = _facts.plugin_facts(params["cni_path"], params["timeout"])
-            result["dhcp_daemon"] = _facts.dhcp_daemon_fact()
-            warnings.extend(problems)
-        if "networks" in gather:
-            result["networks"] = _facts.network_facts(params["conf_dir"], engine, command_runner(module))
-        if "attachments" in gather:
-            result["attachments"], problems = _facts.attachment_facts(engine)
-            warnings.extend(problems)
-        if "namespaces" in gather:
-            result["namespaces"] = _facts.namespace_facts()
-    except (CNIError, OSError) as error:
-        fail_from_error(module, error)
-    for warning in warnings:
-        warn(module, warning)
-    module.exit_json(**result)
+    module = AnsibleModule(supports_check_mode=True, **_facts.ARGUMENT_SPEC.module_kwargs())
+    run_task(module, _facts.run)
 
 
 if __name__ == "__main__":

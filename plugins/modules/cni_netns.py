@@ -117,61 +117,13 @@ errors:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _gc, _netns
-from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec, require_libraries
-from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
-from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
-from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import check_netns_name, netns_path
-
-
-def ensure_absent(engine: Engine, name: str, delete_attachments: bool, check_mode: bool) -> tuple:
-    """DEL the namespace's cached attachments, then remove it unless a DEL failed:
-    (whether it existed, the attachments deleted, the DEL errors)."""
-    existed = _netns.exists(name)
-    entries = _gc.attachments_in_netns(engine, netns_path(name)) if delete_attachments else []
-    if check_mode:
-        return existed, [e.identity() for e in entries], []
-    deleted, errors = _gc.delete_attachments(engine, entries)
-    if existed and not errors:
-        _netns.remove(name)
-    return existed, deleted, errors
+from ansible_collections.cnikit.cni.plugins.module_utils import _netns_task
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_task
 
 
 def main():
-    argument_spec = {
-        "name": {"type": "str", "required": True},
-        "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
-        "delete_attachments": {"type": "bool", "default": True},
-    }
-    argument_spec.update(paths_argument_spec())
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    require_libraries(module, "pyroute2")
-    params = module.params
-    state = params["state"]
-    result = {"changed": False, "name": params["name"], "path": None, "deleted_attachments": []}
-    errors = []
-    try:
-        name = check_netns_name(params["name"], "name")
-        result["path"] = netns_path(name)
-        if state == "present":
-            existed = _netns.exists(name)
-            if not existed and not module.check_mode:
-                _netns.create(name)
-        else:
-            engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
-            existed, result["deleted_attachments"], errors = ensure_absent(
-                engine, name, params["delete_attachments"], module.check_mode)
-    except (CNIError, OSError) as error:
-        fail_from_error(module, error, **result)
-    before = "present" if existed else "absent"
-    result["changed"] = before != state or bool(result["deleted_attachments"])
-    if errors:
-        result["changed"] = bool(result["deleted_attachments"])
-        module.fail_json(msg=f"cannot DEL {len(errors)} cached attachments of namespace {name}, so it was not removed; "
-                         f"first: {errors[0]}", errors=[e.to_dict() for e in errors], **result)
-    if module._diff:
-        result["diff"] = {"before": {"state": before}, "after": {"state": state}}
-    module.exit_json(**result)
+    module = AnsibleModule(supports_check_mode=True, **_netns_task.ARGUMENT_SPEC.module_kwargs())
+    run_task(module, _netns_task.run)
 
 
 if __name__ == "__main__":

@@ -314,87 +314,15 @@ downloaded:
   sample: false
 """
 
-import platform
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import fail_from_error, paths_argument_spec, warn
-from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
-from ansible_collections.cnikit.cni.plugins.module_utils._download import ReleaseError, mask_url, url_password
-from ansible_collections.cnikit.cni.plugins.module_utils._install import Options, ensure
-from ansible_collections.cnikit.cni.plugins.module_utils._manifest import REFERENCE_SET
-from ansible_collections.cnikit.cni.plugins.module_utils._sources import DEFAULT_BASE_URL, RELEASE_ARCHES
 
-
-def _fetcher(module):
-    """fetch(url) through Ansible's fetch_url: proxies, validate_certs, basic auth and timeout
-    behave as in get_url."""
-    def fetch(url):
-        # Imported on the first download only: it costs a converged run a quarter of a second.
-        from ansible.module_utils.urls import fetch_url  # pylint: disable=import-outside-toplevel
-
-        # Credentials go to the URL they were given for, never along a redirect (a mirror's redirect
-        # to a CDN or to anyone else): urllib would copy the Authorization header to the new host.
-        response, info = fetch_url(module, url, timeout=module.params["timeout"], unredirected_headers=["Authorization"])
-        if info["status"] != 200 or response is None:
-            reason = str(info.get("msg", "")).replace(url, mask_url(url))
-            raise ReleaseError(f"cannot download {mask_url(url)}: HTTP {info['status']} {reason}".rstrip())
-        return response
-    return fetch
+from ansible_collections.cnikit.cni.plugins.module_utils import _install
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_task
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec={
-            "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
-            "plugin_set": {"type": "str", "default": REFERENCE_SET},
-            "rename": {"type": "dict"},
-            "version": {"type": "str"},
-            "arch": {"type": "str", "choices": list(RELEASE_ARCHES)},
-            "dest": {"type": "path"},
-            "base_url": {"type": "str", "default": DEFAULT_BASE_URL},
-            "url": {"type": "str"},
-            "src": {"type": "path"},
-            "src_dir": {"type": "path"},
-            "checksum": {"type": "str"},
-            "plugins": {"type": "list", "elements": "str"},
-            "force": {"type": "bool", "default": False},
-            "validate_certs": {"type": "bool", "default": True},
-            "use_proxy": {"type": "bool", "default": True},
-            "url_username": {"type": "str"},
-            "url_password": {"type": "str", "no_log": True},
-            "force_basic_auth": {"type": "bool", "default": False},
-            **paths_argument_spec(),
-        },
-        mutually_exclusive=[("url", "src", "src_dir")],
-        supports_check_mode=True,
-    )
-    params = module.params
-    # A password inside a URL option never reaches the output (the URLs themselves are masked).
-    checksum_url = (params["checksum"] or "").partition(":")[2]
-    for url in (params["base_url"], params["url"], checksum_url):
-        secret = url_password(url or "")
-        if secret:
-            module.no_log_values.add(secret)
-    dest = params["dest"] or next(iter(params["cni_path"]), None)
-    if not dest:
-        module.fail_json(msg="dest: no directory to install into: dest is not set and cni_path is empty")
-    options = Options(
-        state=params["state"], dest=dest, version=params["version"], arch=params["arch"],
-        machine=platform.machine(), base_url=params["base_url"], url=params["url"], src=params["src"],
-        src_dir=params["src_dir"], checksum=params["checksum"],
-        plugins=tuple(params["plugins"]) if params["plugins"] is not None else None,
-        force=params["force"], probe_timeout=params["timeout"], plugin_set=params["plugin_set"],
-        rename=params["rename"],
-    )
-    try:
-        result = ensure(options, _fetcher(module), module.tmpdir, module.check_mode)
-    except (CNIError, OSError) as exc:
-        fail_from_error(module, exc)
-    if not module._diff:
-        result.pop("diff")
-    for warning in result.pop("warnings"):
-        warn(module, warning)
-    module.exit_json(**result)
+    module = AnsibleModule(supports_check_mode=True, **_install.ARGUMENT_SPEC.module_kwargs())
+    run_task(module, _install.run)
 
 
 if __name__ == "__main__":

@@ -8,14 +8,11 @@ cni_network option the role forgets, or a default that drifts, fails here."""
 from __future__ import annotations
 
 from pathlib import Path
-from unittest import mock
 
 import pytest
 import yaml
-from ansible.module_utils import basic
-from module_harness import patch_module_args
 
-from ansible_collections.cnikit.cni.plugins.modules import cni_network
+from ansible_collections.cnikit.cni.plugins.module_utils._network_task import ARGUMENT_SPEC
 
 ROLE = Path(__file__).resolve().parents[2] / "roles" / "networks"
 
@@ -31,22 +28,9 @@ NOT_PER_NETWORK = {
 SPEC_KEYS = ("type", "elements", "choices", "default", "required")
 
 
-class _Captured(Exception):
-    def __init__(self, argument_spec: dict):
-        super().__init__()
-        self.argument_spec = argument_spec
-
-
 def module_options() -> dict:
-    """cni_network's argument spec, as its main() gives it to AnsibleModule."""
-    class Captures(basic.AnsibleModule):
-        def __init__(self, argument_spec, **_kwargs):  # pylint: disable=super-init-not-called
-            raise _Captured(argument_spec)
-
-    with mock.patch.object(cni_network, "AnsibleModule", Captures), patch_module_args({"name": "cnit-x"}):
-        with pytest.raises(_Captured) as captured:
-            cni_network.main()
-    return captured.value.argument_spec
+    """cni_network's options, as its service declares them for the module."""
+    return ARGUMENT_SPEC.all_options()
 
 
 def role_network_options() -> dict:

@@ -7,12 +7,14 @@ the fixes, and the one sentence saying that root is needed."""
 from __future__ import annotations
 
 import errno
+import importlib
 import importlib.machinery
 import pathlib
 import re
 import sys
 
 import pytest
+import yaml
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _ansible_glue as glue
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
@@ -158,3 +160,27 @@ def test_command_runner_reports_a_program_that_cannot_start_instead_of_failing_t
     rc, out, err = glue.command_runner(real_module())(["/nonexistent/cnit-no-such-program"])
     assert (rc, out) == (127, "")
     assert "No such file or directory" in err
+
+
+def _floors_for_every_python() -> dict:
+    """{library: {minimum, ...}} over every line of requirements/managed-node.txt."""
+    floors = {}
+    for line in MANAGED_NODE_REQUIREMENTS.read_text(encoding="utf-8").splitlines():
+        requirement = line.partition(";")[0].strip()
+        if requirement and not requirement.startswith("#"):
+            name, minimum = requirement.split(">=")
+            floors.setdefault(name, set()).add(minimum)
+    return floors
+
+
+@pytest.mark.parametrize("module_name", ["cni_attach", "cni_info", "cni_netns", "cni_network"])
+def test_the_modules_document_the_floors_of_the_managed_node_requirements(module_name):
+    """A module's documented requirements are a spelling of the floors too: one that names a
+    library names each of its floors, and no other version."""
+    module = importlib.import_module(f"ansible_collections.cnikit.cni.plugins.modules.{module_name}")
+    requirements = yaml.safe_load(module.DOCUMENTATION)["requirements"]
+    floors = _floors_for_every_python()
+    documented = {name: set(re.findall(r"(\d+(?:\.\d+)+) or later", line))
+                  for line in requirements for name in floors if line.startswith(f"{name} ")}
+    assert documented, f"{module_name} documents no library it needs"
+    assert documented == {name: floors[name] for name in documented}

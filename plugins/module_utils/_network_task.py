@@ -1,0 +1,165 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# This module_utils is PRIVATE and should only be used by this collection.
+# It may change at any time, without notice.
+"""cni_network's task: a network's conflist built, validated and written (present), or every
+file that declares the network removed (absent). The file's parts are ``_network_file``'s; its
+attributes and backups are Ansible's, reached through the module's ``ModuleHost``."""
+
+from __future__ import annotations
+
+from . import _network_file as netfile
+from ._argspec import ArgumentSpec
+from ._conflist import ENVELOPE_OPTIONS
+from ._errors import CNIError
+from ._exec import find_plugin
+from ._fileio import ensure_dir, read_if_exists, remove_written_file
+from ._identifiers import check_network_name
+from ._planned import planned_fact
+from ._validate import ValidationReport, coerce_scalars
+
+ARGUMENT_SPEC = ArgumentSpec({
+    "name": {"type": "str", "required": True},
+    "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+    "plugins": {"type": "list", "elements": "dict"},
+    "config": {"type": "raw"},
+    "cni_version": {"type": "str"},
+    "cni_versions": {"type": "list", "elements": "str"},
+    "disable_check": {"type": "bool"},
+    "disable_gc": {"type": "bool"},
+    "load_only_inlined_plugins": {"type": "bool"},
+    "priority": {"type": "int", "default": netfile.DEFAULT_PRIORITY},
+    "filename": {"type": "str"},
+    "mode": {"type": "raw", "default": "0644"},
+    "owner": {"type": "str"},
+    "group": {"type": "str"},
+    "validate": {"type": "str", "choices": ["strict", "warn", "none"], "default": "strict"},
+    "check_plugins": {"type": "bool", "default": True},
+    "validate_only": {"type": "bool", "default": False},
+    "backup": {"type": "bool", "default": False},
+}, mutually_exclusive=(("plugins", "config"),), required_if=(("state", "present", ("plugins", "config"), True),),
+    add_file_common_args=True)
+
+
+def run(host, params: dict, result: dict) -> None:
+    """``host`` is the module's ``_ansible_glue.ModuleHost``."""
+    if params["state"] == "present" and params["validate"] != "none":
+        host.require_libraries("jsonschema")
+    result.update({"changed": False, "path": None, "validation_errors": [], "validation_warnings": []})
+    check_network_name(params["name"], "name")
+    path = netfile.conflist_path(params["conf_dir"], params["name"], params["priority"], params["filename"])
+    result["path"] = path
+    if params["state"] == "present":
+        present(host, params, path, result)
+    else:
+        absent(host, params, path, result)
+
+
+def _text(data: bytes | None) -> str:
+    return "" if data is None else data.decode("utf-8", "replace")
+
+
+def present(host, params, path: str, result: dict) -> None:
+    envelope = {option: params[option] for option in ENVELOPE_OPTIONS}
+    conf, report = netfile.build_conflist(params["name"], params["plugins"], params["config"], **envelope)
+    conf = coerce_scalars(conf)
+    if params["validate"] != "none":
+        cni_path = _probed_path(host, params, conf)
+        netfile.validate_on_host(conf, path, params["conf_dir"], report, cni_path, params["timeout"],
+                                 host.run_command)
+    data, result["config"] = netfile.normalise(conf)
+    _report(host, report, params["name"], params["validate"], not params["validate_only"], result)
+    if params["validate_only"]:
+        return
+    _write(host, params, path, data, result)
+
+
+def _write(host, params, path: str, data: bytes, result: dict) -> None:
+    """Write the file when its meaning changes, then bring its attributes (mode, owner, group,
+    SELinux context, chattr attributes) to what the task says, through Ansible's helpers."""
+    mode = netfile.parse_mode(params["mode"])
+    if netfile.mode_warning(mode):
+        host.warn(netfile.mode_warning(mode))
+    uid, gid = netfile.resolve_id(params["owner"], "owner"), netfile.resolve_id(params["group"], "group")
+    existing = read_if_exists(path)
+    rewrite = not netfile.same_content(existing, result["config"])
+    if host.check_mode and rewrite:
+        result["ansible_facts"] = planned_fact(params["name"], params["conf_dir"], result["config"])
+    attribute_diff = {"before_header": f"{path} (attributes)", "after_header": f"{path} (attributes)"}
+    if rewrite and not host.check_mode:
+        if existing is not None:
+            # The write itself brings mode and owner; what it changes is known only before it.
+            attribute_diff.update(netfile.ownership_changes(path, mode, uid, gid))
+            if params["backup"]:
+                result["backup_file"] = host.backup(path)
+        ensure_dir(params["conf_dir"], 0o755)
+        netfile.write_file(path, data, mode, uid, gid, params["unsafe_writes"])
+    # In check mode this only predicts; Ansible adds what it changes to attribute_diff.
+    retouched = host.set_file_attributes(path, mode, uid, gid, attribute_diff)
+    result["changed"] = rewrite or retouched
+    diffs = []
+    if rewrite:
+        diffs.append({"before_header": path, "before": _text(existing), "after_header": path, "after": _text(data)})
+    if "before" in attribute_diff:
+        diffs.append(attribute_diff)
+    if host.diff and diffs:
+        result["diff"] = diffs[0] if len(diffs) == 1 else diffs
+
+
+def _probed_path(host, params, conf: dict) -> list | None:
+    """Where to check the list's plugin binaries, or None not to check them. In check mode,
+    binaries not installed yet are what an earlier task of the same run would install (it
+    predicted, not installed, them): their check becomes a warning, not a failure."""
+    if not params["check_plugins"]:
+        return None
+    if host.check_mode:
+        missing = _missing_plugins(conf, params["cni_path"])
+        if missing:
+            host.warn(f"network {params['name']}: check mode: plugins {', '.join(missing)} are not in "
+                      f"{params['cni_path']}; the binaries are not checked (a real run fails unless they are installed first)")
+            return None
+    return params["cni_path"]
+
+
+def _missing_plugins(conf: dict, cni_path: list) -> list:
+    plugins = conf.get("plugins")
+    plugins = [p for p in plugins if isinstance(p, dict)] if isinstance(plugins, list) else []
+    types = [p.get("type") for p in plugins] + [p["ipam"].get("type") for p in plugins if isinstance(p.get("ipam"), dict)]
+    missing = []
+    for plugin_type in types:
+        if not isinstance(plugin_type, str) or not plugin_type or plugin_type in missing:
+            continue
+        try:
+            find_plugin(plugin_type, cni_path)
+        except CNIError:
+            missing.append(plugin_type)
+    return missing
+
+
+def absent(host, params, path: str, result: dict) -> None:
+    removed = netfile.files_declaring(params["conf_dir"], params["name"], path)
+    result["removed"] = removed
+    result["changed"] = bool(removed)
+    if host.diff:
+        result["diff"] = [{"before_header": p, "before": _text(read_if_exists(p)), "after_header": p, "after": ""}
+                          for p in removed]
+    if host.check_mode:
+        return
+    for removed_path in removed:
+        if params["backup"]:
+            result.setdefault("backup_files", []).append(host.backup(removed_path))
+        remove_written_file(removed_path)
+
+
+def _report(host, report: ValidationReport, name: str, mode: str, writing: bool, result: dict) -> None:
+    result["validation_errors"] = [f.to_dict() for f in report.errors]
+    result["validation_warnings"] = [f.to_dict() for f in report.warnings]
+    for finding in report.warnings:
+        host.warn(f"network {name}: {finding}")
+    if report.errors and mode == "strict":
+        host.fail(f"the network configuration is not valid: {report.summary()}", **result)
+    consequence = "written anyway" if writing else "reported only"
+    for finding in report.errors:
+        host.warn(f"network {name}: invalid, {consequence} (validate={mode}): {finding}")

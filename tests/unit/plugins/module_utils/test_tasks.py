@@ -1,0 +1,97 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The modules' tasks run as services, without Ansible: the parameters their argument specs
+declare, a stand-in for the module (tests/utils/stand_in_host.py), the result they fill."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from stand_in_host import StandInHost, TaskFailed
+
+from ansible_collections.cnikit.cni.plugins.module_utils import _attach_task, _gc, _install, _network_task
+
+
+def params(spec, **given) -> dict:
+    """What AnsibleModule would hand the service: every option of ``spec``, its default unless given."""
+    options = spec.all_options()
+    unknown = set(given) - set(options)
+    assert not unknown, f"not options of the spec: {unknown}"
+    return {name: given.get(name, option.get("default")) for name, option in options.items()}
+
+
+def test_gc_plans_in_check_mode_and_collects_in_a_real_run(host, tmp_path):
+    host.plugin()
+    host.conflist("net1")
+    entry = host.cache_entry("net1", "c1", str(tmp_path / "cnit-gone"))
+    given = params(_gc.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
+
+    planned = {}
+    _gc.run(StandInHost(str(tmp_path), check_mode=True), given, planned)
+    assert planned["changed"] and [c["container_id"] for c in planned["collected"]] == ["c1"]
+    assert entry.exists() and host.calls("DEL") == []
+
+    collected = {}
+    _gc.run(StandInHost(str(tmp_path)), given, collected)
+    assert collected["collected"] == planned["collected"] and collected["errors"] == []
+    assert not entry.exists() and [c["env"]["CNI_CONTAINERID"] for c in host.calls("DEL")] == ["c1"]
+
+
+def test_network_check_mode_predicts_the_file_and_writes_nothing(tmp_path):
+    conf_dir = tmp_path / "net.d"
+    given = params(_network_task.ARGUMENT_SPEC, name="cnit-web", plugins=[{"type": "loopback"}],
+                   conf_dir=str(conf_dir), check_plugins=False)
+    given["unsafe_writes"] = False  # one of Ansible's common file options (add_file_common_args)
+    result = {}
+
+    _network_task.run(StandInHost(str(tmp_path), check_mode=True, diff=True), given, result)
+
+    assert result["changed"] and result["path"] == str(conf_dir / "10-cnit-web.conflist")
+    assert json.loads(result["diff"]["after"]) == result["config"] and result["diff"]["before"] == ""
+    assert result["ansible_facts"]  # the conflist a later cni_attach in check mode predicts against
+    assert not conf_dir.exists()
+
+
+def test_network_strict_validation_fails_the_task_with_the_findings(tmp_path):
+    given = params(_network_task.ARGUMENT_SPEC, name="cnit-web", plugins=[{"type": "bridge", "vlan": 5000}],
+                   conf_dir=str(tmp_path), check_plugins=False)
+    given["unsafe_writes"] = False
+
+    with pytest.raises(TaskFailed) as failed:
+        _network_task.run(StandInHost(str(tmp_path)), given, {})
+
+    assert "plugins[0].vlan: must be at most 4094 (got 5000)" in failed.value.msg
+    assert [e["path"] for e in failed.value.result["validation_errors"]] == ["plugins[0].vlan"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_attachment_items_take_the_top_level_values_they_leave_out():
+    given = params(_attach_task.ARGUMENT_SPEC, network="web", netns="cnit-a", attachments=[
+        {**dict.fromkeys(_attach_task.ITEM_OPTIONS), "netns": "cnit-b"},
+        {**dict.fromkeys(_attach_task.ITEM_OPTIONS), "ifname": "net1", "state": "absent"},
+    ])
+
+    specs = _attach_task.item_specs(given)
+
+    assert [prefix for prefix, _spec in specs] == ["attachments[0].", "attachments[1]."]
+    assert [(s["network"], s["netns"], s["ifname"], s["state"]) for _prefix, s in specs] == [
+        ("web", "cnit-b", "eth0", "present"), ("web", "cnit-a", "net1", "absent")]
+
+
+def test_install_without_dest_or_cni_path_fails_before_anything(tmp_path):
+    given = params(_install.ARGUMENT_SPEC, version="1.1.1", cni_path=[])
+
+    with pytest.raises(TaskFailed, match="dest: no directory to install into"):
+        _install.run(StandInHost(str(tmp_path)), given, {})
+
+
+def test_the_module_gets_a_copy_of_the_spec_the_service_reads():
+    kwargs = _attach_task.ARGUMENT_SPEC.module_kwargs()
+    kwargs["argument_spec"]["attachments"]["options"]["ifname"]["default"] = "cnit-changed"
+
+    assert "default" not in _attach_task.ITEM_OPTIONS["ifname"]
+    assert kwargs["mutually_exclusive"] == [["network", "config"]]
+    assert set(kwargs["argument_spec"]) == set(_attach_task.ARGUMENT_SPEC.options) | {
+        "cni_path", "conf_dir", "cache_dir", "timeout"}
