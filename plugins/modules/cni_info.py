@@ -161,6 +161,7 @@ from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import (
 )
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
+from ansible_collections.cnikit.cni.plugins.module_utils._exec import PluginExecutor
 
 
 def main():
@@ -173,17 +174,18 @@ def main():
     params = module.params
     if "networks" in params["gather"]:
         require_libraries(module, "jsonschema")
-    engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
+    executor = PluginExecutor(params["cni_path"], params["timeout"], command_runner(module))
+    engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"], executor)
     gather = set(params["gather"])
     result = {"changed": False}
     warnings = []
     try:
         if "plugins" in gather:
-            result["plugins"], problems = _facts.plugin_facts(params["cni_path"], params["timeout"])
+            result["plugins"], problems = _facts.plugin_facts(executor)
             result["dhcp_daemon"] = _facts.dhcp_daemon_fact()
             warnings.extend(problems)
         if "networks" in gather:
-            result["networks"] = _facts.network_facts(params["conf_dir"], engine, command_runner(module))
+            result["networks"] = _facts.network_facts(params["conf_dir"], engine)
         if "attachments" in gather:
             result["attachments"], problems = _facts.attachment_facts(engine)
             warnings.extend(problems)
