@@ -11,6 +11,7 @@ import os
 import stat
 
 import pytest
+from fake_executor import FakeExecutor
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _network_file as netfile
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError, ConfigError
@@ -116,6 +117,17 @@ def test_validate_on_host_against_installed_binaries(tmp_path):
                                       ValidationReport(), PluginExecutor([str(plugin.parent)]))
     assert [f.path for f in report.errors] == ["cniVersion"]
     assert "supports 0.4.0, 1.0.0" in report.errors[0].message
+
+
+def test_validate_on_host_takes_the_release_and_versions_from_the_executor(tmp_path):
+    conf = {"cniVersion": "1.0.0", "name": "web", "plugins": [{"type": "bridge", "portIsolation": True}]}
+    executor = FakeExecutor(versions={"bridge": ["0.4.0", "1.0.0"]}, releases={"bridge": "1.1.1"})
+    report = netfile.validate_on_host(conf, str(tmp_path / "10-web.conflist"), str(tmp_path), ValidationReport(),
+                                      executor)
+    assert report.errors == []
+    assert [(f.path, "bridge plugin is v1.1.1" in f.message) for f in report.warnings] == [
+        ("plugins[0].portIsolation", True)]
+    assert executor.probes == [executor.find("bridge")]
 
 
 def test_files_declaring(tmp_path):
