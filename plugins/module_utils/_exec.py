@@ -37,9 +37,9 @@ TEXT_BUSY_RETRIES = 5  # a binary being replaced while we exec it answers ETXTBS
 OUTPUT_EXCERPT = 2000  # characters of unparseable output quoted in an error
 
 VERSION_PROBE_STDIN = b'{"cniVersion":"1.1.0"}'
-# libcni's GetVersionInfo fills CNI_NETNS, CNI_IFNAME and CNI_PATH with this placeholder, not
-# with nothing; we send the very request a runtime sends, so a plugin answers us as it answers
-# containerd or CRI-O.
+# libcni's GetVersionInfo fills CNI_NETNS, CNI_IFNAME and CNI_PATH with this placeholder, because
+# plugins built against an older skel refuse to run without them. We send the very request a
+# runtime sends, so a plugin answers us as it answers containerd or CRI-O.
 VERSION_PROBE_PLACEHOLDER = "dummy"
 # Debian's package of the reference plugins, and where it puts them: the release of a binary
 # there is the package's version.
@@ -318,7 +318,7 @@ class PluginExecutor(Executor):
     def binary_release(self, path: str) -> str | None:
         """The version the reference set of a cnikit manifest beside the binary records, or the
         version of the distribution package that owns it."""
-        from ._manifest import REFERENCE_SET, binary_set  # pylint: disable=import-outside-toplevel  # the installer's code, for release lookups only
+        from ._manifest import REFERENCE_SET, binary_set  # pylint: disable=import-outside-toplevel  # _manifest imports this module
         directory, name = os.path.split(path)
         set_name, plugin_set = binary_set(self._manifest(directory), name)
         # Only the reference set's version is a release of the reference plugins; flannel's
