@@ -180,7 +180,7 @@ def main():
     if "networks" in params["gather"]:
         require_libraries(module, "jsonschema")
     executor = PluginExecutor(params["cni_path"], params["timeout"], command_runner(module))
-    engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"], executor)
+    engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"], executor=executor)
     gather = set(params["gather"])
     result = {"changed": False}
     warnings = []
