@@ -23,7 +23,7 @@ from . import _cache
 from ._conflist import NetworkList, as_libcni_passes, parse_network_list
 from ._defaults import DEFAULT_IFNAME, DEFAULT_TIMEOUT
 from ._errors import CNIError, DeleteError, OperationError, PluginError
-from ._exec import PluginExecutor
+from ._exec import Executor, PluginExecutor
 from ._identifiers import AttachmentKey, canonical_netns, check_container_id, check_ifname, check_network_name, cni_args_string
 from ._netns import interface_exists
 from ._result import ResultError, convert, family, supports
@@ -94,7 +94,7 @@ class Engine:
     ``cni_path`` and ``timeout`` (tests hand it a fake)."""
 
     def __init__(self, cni_path: list, cache_dir: str, timeout: float = DEFAULT_TIMEOUT,
-                 executor: PluginExecutor | None = None):
+                 executor: Executor | None = None):
         self.executor = executor or PluginExecutor(cni_path, timeout)
         self.cache_dir = cache_dir
 

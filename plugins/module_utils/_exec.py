@@ -6,13 +6,17 @@
 # It may change at any time, without notice.
 """Finding and running plugin binaries: the CNI_* environment, stdin, a timeout that
 terminates then kills, retries of "text file busy", and errors that say what happened.
-:class:`PluginExecutor` is the one object the engine runs plugins through (libcni's
-``invoke.Exec``), so that tests can hand the engine another."""
+:class:`Executor` declares what the collection asks of plugin binaries (libcni's
+``invoke.Exec``: find, call, the supported versions; and which release a binary is);
+:class:`PluginExecutor` answers it with the real binaries and is the one object the engine,
+validation, cni_info's facts and the installer touch plugins through, so that tests can hand
+them another (tests/utils/fake_executor.py)."""
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import json
 import math
 import os
@@ -21,10 +25,11 @@ import signal
 import subprocess
 import threading
 import time
+from typing import Protocol
 
 from ._binaries import identity, recorded_versions
 from ._defaults import DEFAULT_TIMEOUT
-from ._errors import ConfigError, PluginError, PluginNotFoundError
+from ._errors import CNIError, ConfigError, PluginError, PluginNotFoundError
 from ._identifiers import check_plugin_type
 
 TERMINATE_GRACE = 2.0  # seconds between SIGTERM and SIGKILL for a plugin past its timeout
@@ -32,6 +37,13 @@ TEXT_BUSY_RETRIES = 5  # a binary being replaced while we exec it answers ETXTBS
 OUTPUT_EXCERPT = 2000  # characters of unparseable output quoted in an error
 
 VERSION_PROBE_STDIN = b'{"cniVersion":"1.1.0"}'
+# libcni's GetVersionInfo fills CNI_NETNS, CNI_IFNAME and CNI_PATH with this placeholder, because
+# plugins built against an older skel refuse to run without them. We send the very request a
+# runtime sends, so a plugin answers us as it answers containerd or CRI-O.
+VERSION_PROBE_PLACEHOLDER = "dummy"
+# Debian's package of the reference plugins, and where it puts them: the release of a binary
+# there is the package's version.
+DISTRO_PACKAGE = ("containernetworking-plugins", "/usr/lib/cni")
 # The dynamic loader's refusal of a binary linked against a newer glibc than the host's (Debian's
 # plugins 1.1.1 and 1.9.1 need 2.32 and 2.34; Debian 11 has 2.31).
 GLIBC_MISSING_RE = re.compile(rb"version `GLIBC_([0-9]+(?:\.[0-9]+)*)' not found")
@@ -207,22 +219,10 @@ def _raise_if_glibc_too_old(plugin: str, verb: str, stderr: bytes) -> None:
                       "install plugins built for this host's distribution (its package) or statically linked ones")
 
 
-_VERSION_MEMO: dict = {}
-
-
-def probe_versions(path: str, timeout: float = DEFAULT_TIMEOUT) -> list:
-    """The CNI versions a plugin binary supports (its VERSION answer), memoised while the
-    binary is unchanged (see ``_binaries.identity``): in this process, and across runs by the
-    memo cni_plugin_install keeps beside the binaries it installed."""
-    key = (path, tuple(identity(path) or ()))
-    if key not in _VERSION_MEMO:
-        _VERSION_MEMO[key] = tuple(recorded_versions(path) or _query_versions(path, timeout))
-    return list(_VERSION_MEMO[key])
-
-
 def _query_versions(path: str, timeout: float) -> tuple:
-    # libcni's dummy values; the other CNI_* variables are set empty, as libcni does.
-    env = plugin_env("VERSION", ["dummy"], netns="dummy", ifname="dummy")
+    # The other CNI_* variables are set empty, as libcni does.
+    env = plugin_env("VERSION", [VERSION_PROBE_PLACEHOLDER], netns=VERSION_PROBE_PLACEHOLDER,
+                     ifname=VERSION_PROBE_PLACEHOLDER)
     try:
         stdout = run_plugin(path, env, VERSION_PROBE_STDIN, timeout)
     except PluginError as exc:
@@ -244,25 +244,102 @@ def _query_versions(path: str, timeout: float) -> tuple:
     return tuple(versions)
 
 
-class PluginExecutor:
-    """Finds, runs and probes the plugin binaries along ``cni_path``, each call bounded by
-    ``timeout`` seconds."""
+def _distro_release(run_command) -> str | None:
+    """The upstream version of Debian's plugin package ("1.1.1+ds1-3+b5" -> "1.1.1"), if installed."""
+    rc, out, _err = run_command(["dpkg-query", "-W", "-f", "${Version}", DISTRO_PACKAGE[0]])
+    match = re.match(r"(?:\d+:)?(\d+\.\d+\.\d+)", out) if rc == 0 else None
+    return match.group(1) if match else None
 
-    def __init__(self, cni_path: list, timeout: float = DEFAULT_TIMEOUT):
+
+class Executor(Protocol):
+    """What the collection asks of the plugin binaries along ``cni_path``."""
+
+    cni_path: list
+
+    def find(self, plugin_type: str) -> str:
+        """The path of the binary of ``plugin_type`` a call runs, or PluginNotFoundError."""
+
+    def call(self, plugin_type: str, verb: str, stdin: bytes, container_id: str = "", netns: str = "",
+             ifname: str = "", cni_args: str = "") -> bytes:
+        """Run ``verb`` of the plugin with libcni's environment; its stdout, or PluginError."""
+
+    def supported_versions(self, plugin_type: str) -> list:
+        """The CNI versions the binary of ``plugin_type`` supports (its VERSION answer)."""
+
+    def binary_versions(self, path: str) -> list:
+        """The VERSION answer of the binary at ``path`` (one not along ``cni_path`` too: a staged
+        or shadowed one)."""
+
+    def release(self, plugin_type: str) -> str | None:
+        """The release of the reference plugins the binary of ``plugin_type`` is (like "1.6.2"),
+        None when nothing says."""
+
+    def binary_release(self, path: str) -> str | None:
+        """The release the binary at ``path`` is, None when nothing says."""
+
+
+class PluginExecutor(Executor):
+    """Finds, runs and probes the plugin binaries along ``cni_path``, each call bounded by
+    ``timeout`` seconds. ``run_command`` (``argv -> (rc, stdout, stderr)``, the module's
+    ``run_command`` as ``_ansible_glue.command_runner`` hands it over) asks the package manager
+    for a distro binary's release; without one the package is not asked."""
+
+    def __init__(self, cni_path: list, timeout: float = DEFAULT_TIMEOUT, run_command=None):
         self.cni_path = list(cni_path)
         self.timeout = timeout
+        self._run_command = run_command
         # Read once: walking os.environ (decoding every variable) cost each call 50 µs.
         self._inherited = inherited_env()
+        self._versions: dict = {}  # (path, identity) -> VERSION answer
+        self._manifests: dict = {}  # directory -> its cnikit manifest, or None
 
     def find(self, plugin_type: str) -> str:
         return find_plugin(plugin_type, self.cni_path)
 
     def call(self, plugin_type: str, verb: str, stdin: bytes, container_id: str = "", netns: str = "",
              ifname: str = "", cni_args: str = "") -> bytes:
-        """Run ``verb`` of the plugin with libcni's environment; its stdout, or PluginError."""
         env = plugin_env(verb, self.cni_path, container_id, netns, ifname, cni_args)
         return run_plugin(self.find(plugin_type), env, stdin, self.timeout, self._inherited)
 
     def supported_versions(self, plugin_type: str) -> list:
-        """The CNI versions the installed binary of ``plugin_type`` supports (VERSION, memoised)."""
-        return probe_versions(self.find(plugin_type), self.timeout)
+        return self.binary_versions(self.find(plugin_type))
+
+    def binary_versions(self, path: str) -> list:
+        """Memoised while the binary is unchanged (see ``_binaries.identity``): by this executor,
+        and across runs by the memo cni_plugin_install keeps beside the binaries it installed."""
+        key = (path, tuple(identity(path) or ()))
+        if key not in self._versions:
+            self._versions[key] = tuple(recorded_versions(path) or _query_versions(path, self.timeout))
+        return list(self._versions[key])
+
+    def release(self, plugin_type: str) -> str | None:
+        return self.binary_release(self.find(plugin_type))
+
+    def binary_release(self, path: str) -> str | None:
+        """The version the reference set of a cnikit manifest beside the binary records, or the
+        version of the distribution package that owns it."""
+        from ._manifest import REFERENCE_SET, binary_set  # pylint: disable=import-outside-toplevel  # _manifest imports this module
+        directory, name = os.path.split(path)
+        set_name, plugin_set = binary_set(self._manifest(directory), name)
+        # Only the reference set's version is a release of the reference plugins; flannel's
+        # v1.9.1-flannel1 or a site's 2024.1 says nothing about which checks apply.
+        if set_name == REFERENCE_SET and isinstance(plugin_set.get("version"), str):
+            return plugin_set["version"]
+        if directory == DISTRO_PACKAGE[1] and self._run_command is not None:
+            return self._distro_package_release
+        return None
+
+    @functools.cached_property
+    def _distro_package_release(self) -> str | None:
+        return _distro_release(self._run_command)
+
+    def _manifest(self, directory: str) -> dict | None:
+        """The cnikit manifest of ``directory``, read once; an unreadable one lists nothing here
+        (cni_info warns about it)."""
+        from ._manifest import read_manifest  # pylint: disable=import-outside-toplevel  # as in binary_release
+        if directory not in self._manifests:
+            try:
+                self._manifests[directory] = read_manifest(directory)
+            except (CNIError, OSError):
+                self._manifests[directory] = None
+        return self._manifests[directory]

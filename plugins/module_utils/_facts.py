@@ -16,22 +16,22 @@ from ._argspec import ArgumentSpec
 from ._conflist import ConfDir, NetworkList, libcni_order, load_conf_dir
 from ._engine import GC_STATUS_MIN_VERSION, Engine
 from ._errors import CNIError
-from ._exec import probe_versions
+from ._exec import Executor, PluginExecutor
 from ._identifiers import NETNS_DIR
 from ._result import summarise, supports
 
 GATHER_SUBSETS = ("plugins", "networks", "attachments", "namespaces")
 
 
-def plugin_facts(cni_path: list, timeout: float) -> tuple:
-    """Every executable along ``cni_path``, in search order: its CNI versions (or the error its
-    VERSION call gave), the plugin set a cnikit manifest records it in and that set's version,
-    and whether an earlier directory shadows it; and the messages of manifests that could not be
-    read."""
+def plugin_facts(executor: Executor) -> tuple:
+    """Every executable along the executor's ``cni_path``, in search order: its CNI versions (or
+    the error its VERSION call gave), the plugin set a cnikit manifest records it in and that
+    set's version, the release the executor says it is, and whether an earlier directory
+    shadows it; and the messages of manifests that could not be read."""
     from ._manifest import binary_set, read_manifest  # pylint: disable=import-outside-toplevel  # only cni_info needs it
 
     facts, warnings, seen = [], [], set()
-    for directory in cni_path:
+    for directory in executor.cni_path:
         try:
             names = sorted(os.listdir(directory))
         except (FileNotFoundError, NotADirectoryError):
@@ -47,10 +47,11 @@ def plugin_facts(cni_path: list, timeout: float) -> tuple:
                 continue
             set_name, plugin_set = binary_set(manifest, name)
             fact = {"name": name, "path": path, "cni_versions": None, "error": None, "shadowed": name in seen,
-                    "set": set_name, "manifest_version": plugin_set.get("version") if plugin_set else None}
+                    "set": set_name, "manifest_version": plugin_set.get("version") if plugin_set else None,
+                    "release": executor.binary_release(path)}
             seen.add(name)
             try:
-                fact["cni_versions"] = probe_versions(path, timeout)
+                fact["cni_versions"] = executor.binary_versions(path)
             except CNIError as exc:
                 fact["error"] = str(exc)
             facts.append(fact)
@@ -64,12 +65,12 @@ def dhcp_daemon_fact() -> dict:
     return daemon_state()
 
 
-def network_facts(conf_dir: str, engine: Engine, run_command=None) -> list:
+def network_facts(conf_dir: str, engine: Engine) -> list:
     """Every file of ``conf_dir`` in libcni's order: the network it declares, its validation
-    against the installed plugins and the other networks, and STATUS (1.1.0 and later).
-    ``run_command`` asks the package manager for the plugins' release (``installed_release``)."""
+    against the plugins installed (as the engine's executor finds them, and the release it says
+    they are) and the other networks, and STATUS (1.1.0 and later)."""
     loaded = load_conf_dir(conf_dir)
-    facts = [_network_fact(network, loaded, engine, run_command) for network in loaded.networks]
+    facts = [_network_fact(network, loaded, engine) for network in loaded.networks]
     facts.extend({"name": None, "file": problem.path, "cni_version": None, "plugins": [], "disable_check": None,
                   "disable_gc": None, "valid": False, "errors": [{"path": "", "message": problem.reason}],
                   "warnings": [], "status": None}
@@ -77,18 +78,17 @@ def network_facts(conf_dir: str, engine: Engine, run_command=None) -> list:
     return sorted(facts, key=lambda fact: libcni_order(fact["file"]))
 
 
-def _network_fact(network: NetworkList, loaded: ConfDir, engine: Engine, run_command) -> dict:
+def _network_fact(network: NetworkList, loaded: ConfDir, engine: Engine) -> dict:
     fact = {"name": network.name, "file": network.source, "cni_version": _run_version(network, engine),
             "plugins": [p["type"] for p in network.plugins], "disable_check": network.disable_check,
             "disable_gc": network.disable_gc}
 
-    from ._network_file import installed_release  # pylint: disable=import-outside-toplevel  # only cni_info needs it
     from ._validate import validate_network_list  # pylint: disable=import-outside-toplevel  # only cni_info needs it
 
     try:
         report = validate_network_list(dict(network.raw, plugins=network.plugins),
                                        installed_versions=engine.executor.supported_versions,
-                                       installed_release=installed_release(engine.executor.cni_path, run_command),
+                                       installed_release=engine.executor.release,
                                        other_networks=loaded.networks, source=network.source).to_dict()
     except CNIError as exc:  # a plugin binary whose VERSION call fails
         report = {"errors": [{"path": "", "message": str(exc)}], "warnings": []}
@@ -143,16 +143,17 @@ def run(host, params: dict, result: dict) -> None:
     ``_ansible_glue.ModuleHost``."""
     if "networks" in params["gather"]:
         host.require_libraries("jsonschema")
-    engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
+    executor = PluginExecutor(params["cni_path"], params["timeout"], host.run_command)
+    engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"], executor=executor)
     gather = set(params["gather"])
     facts = {"changed": False}
     warnings = []
     if "plugins" in gather:
-        facts["plugins"], problems = plugin_facts(params["cni_path"], params["timeout"])
+        facts["plugins"], problems = plugin_facts(executor)
         facts["dhcp_daemon"] = dhcp_daemon_fact()
         warnings.extend(problems)
     if "networks" in gather:
-        facts["networks"] = network_facts(params["conf_dir"], engine, host.run_command)
+        facts["networks"] = network_facts(params["conf_dir"], engine)
     if "attachments" in gather:
         facts["attachments"], problems = attachment_facts(engine)
         warnings.extend(problems)

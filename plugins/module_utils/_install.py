@@ -21,6 +21,7 @@ from ._binaries import BinaryMemo
 from ._defaults import DEFAULT_CNI_PATH
 from ._download import Limits, ReleaseError, cleartext_warning, mask_url, parse_checksum, url_password
 from ._errors import ConfigError
+from ._exec import PluginExecutor
 from ._identifiers import is_plugin_file_name
 from ._manifest import (
     REFERENCE_SET, SET_NAME_RE, Plan, Request, apply, is_plugin_name, manifest_is_current,
@@ -125,16 +126,17 @@ def ensure(opts: Options, fetch, workdir: str, check_mode: bool, limits: Limits 
         raise ConfigError("dest", "exists and is not a directory", opts.dest)
     manifest = read_manifest(dest) if os.path.isdir(dest) else None
     memo = BinaryMemo(dest)
+    executor = PluginExecutor([dest], opts.probe_timeout)
     if opts.state == "absent":
         plan = plan_absent(dest, manifest, opts.plugin_set, plugins)
-        return _carry_out(plan, None, check_mode, opts.probe_timeout, memo)
+        return _carry_out(plan, None, check_mode, executor, memo)
     with tempfile.TemporaryDirectory(prefix="cnikit-install-", dir=workdir) as work:
         request, source = _resolve(opts, plugins, manifest, dest, fetch, work, limits, memo)
         if source is None:
             plan = plan_unchanged(dest, opts.plugin_set, manifest)
         else:
             plan = plan_present(dest, manifest, request, source, memo, opts.force)
-        result = _carry_out(plan, source, check_mode, opts.probe_timeout, memo)
+        result = _carry_out(plan, source, check_mode, executor, memo)
     warning = request.checksum and cleartext_warning(request.source, request.checksum)  # downloads only
     result["warnings"] += [warning] if warning else []
     return result
@@ -211,14 +213,14 @@ def _release_arch(opts: Options) -> str:
     return arch
 
 
-def _carry_out(plan: Plan, source, check_mode: bool, timeout: float, memo: BinaryMemo) -> dict:
+def _carry_out(plan: Plan, source, check_mode: bool, executor: PluginExecutor, memo: BinaryMemo) -> dict:
     versions = {}
     if plan.changed and not check_mode:
         try:
-            versions = apply(plan, source, timeout, memo)
+            versions = apply(plan, source, executor, memo)
         except OSError as exc:
             raise ReleaseError(f"cannot install into {plan.dest}: {exc}") from exc
-    result = plan_result(plan, versions, check_mode, bool(source and source.downloaded), timeout, memo)
+    result = plan_result(plan, versions, check_mode, bool(source and source.downloaded), executor, memo)
     if not check_mode:
         _remember(memo, plan)
     return result

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from ._binaries import BinaryMemo
 from ._download import Checksum, ReleaseError, copy_hashed, file_digests
 from ._errors import ConfigError
-from ._exec import probe_versions
+from ._exec import Executor
 from ._fileio import atomic_write, ensure_dir, fsync_dir, read_if_exists, remove_if_exists, remove_written_file
 from ._identifiers import is_plugin_file_name
 
@@ -277,7 +277,7 @@ def _plan_removal(plan: Plan, listed: dict) -> None:
 
 # --- doing it --------------------------------------------------------------------------------
 
-def _stage_one(source, name: str, expected: str, stage: str, timeout: float) -> list:
+def _stage_one(source, name: str, expected: str, stage: str, executor: Executor) -> list:
     """Write one binary into the staging directory, check its digest, and ask it VERSION."""
     path = os.path.join(stage, name)
     with source.open(name) as handle:
@@ -287,7 +287,7 @@ def _stage_one(source, name: str, expected: str, stage: str, timeout: float) -> 
     owner = _want_owner()
     if owner is not None:
         os.chown(path, owner, owner)
-    return probe_versions(path, timeout)
+    return executor.binary_versions(path)
 
 
 @contextlib.contextmanager
@@ -320,9 +320,9 @@ def _remove_abandoned_stages(dest: str) -> None:
             os.close(fd)
 
 
-def apply(plan: Plan, source, timeout: float, memo: BinaryMemo) -> dict:
-    """Carry out ``plan``; return {name: supported CNI versions} of the binaries written, which
-    ``memo`` remembers with their digests.
+def apply(plan: Plan, source, executor: Executor, memo: BinaryMemo) -> dict:
+    """Carry out ``plan``; return {name: supported CNI versions} of the binaries written (as
+    ``executor`` probes them), which ``memo`` remembers with their digests.
 
     Every binary is staged in a directory inside dest (same filesystem) and answers VERSION
     before the first rename, so a bad release leaves dest as it was."""
@@ -335,7 +335,7 @@ def apply(plan: Plan, source, timeout: float, memo: BinaryMemo) -> dict:
         with _staging(dest) as stage:
             files = plan.new_set["files"]
             for name in plan.install + plan.update:
-                versions[name] = _stage_one(source, name, files[name], stage, timeout)
+                versions[name] = _stage_one(source, name, files[name], stage, executor)
             for name in plan.install + plan.update:
                 os.replace(os.path.join(stage, name), os.path.join(dest, name))
                 # The identity after the rename, which moves the ctime.
@@ -354,10 +354,11 @@ def apply(plan: Plan, source, timeout: float, memo: BinaryMemo) -> dict:
 
 # --- the result ------------------------------------------------------------------------------
 
-def managed_plugins(dest: str, plugin_set: dict | None, versions: dict, timeout: float, memo: BinaryMemo,
+def managed_plugins(dest: str, plugin_set: dict | None, versions: dict, executor: Executor, memo: BinaryMemo,
                     skip: set = frozenset()) -> dict:
     """Each plugin of the set: path, sha256 and supported CNI versions (None for ``skip``: files
-    check mode has not written yet), asked of the binary unless the memo remembers them."""
+    check mode has not written yet), asked of the binary (through ``executor``) unless the memo
+    remembers them."""
     result = {}
     for name, digest in sorted((plugin_set or {}).get("files", {}).items()):
         path = os.path.join(dest, name)
@@ -366,7 +367,7 @@ def managed_plugins(dest: str, plugin_set: dict | None, versions: dict, timeout:
         elif name not in skip and os.path.isfile(path):
             cni_versions = memo.get(path, "cni_versions")
             if cni_versions is None:
-                cni_versions = probe_versions(path, timeout)
+                cni_versions = executor.binary_versions(path)
                 memo.put(path, cni_versions=cni_versions)
         else:
             cni_versions = None
@@ -393,7 +394,7 @@ def foreign_binaries(dest: str, manifest: dict | None, leaving: list) -> list:
                   and os.path.isfile(os.path.join(dest, name)) and os.access(os.path.join(dest, name), os.X_OK))
 
 
-def plan_result(plan: Plan, versions: dict, check_mode: bool, downloaded: bool, timeout: float,
+def plan_result(plan: Plan, versions: dict, check_mode: bool, downloaded: bool, executor: Executor,
                 memo: BinaryMemo) -> dict:
     """The module's return values for ``plan``, carried out (``versions``) or, in check mode, not."""
     plugin_set = plan.new_set
@@ -405,7 +406,7 @@ def plan_result(plan: Plan, versions: dict, check_mode: bool, downloaded: bool, 
         "set": plan.set_name,
         "version": plugin_set.get("version") if plugin_set else None,
         "source": plugin_set.get("source") if plugin_set else None,
-        "plugins": managed_plugins(plan.dest, plugin_set, versions, timeout, memo, pending),
+        "plugins": managed_plugins(plan.dest, plugin_set, versions, executor, memo, pending),
         "installed": list(plan.install),
         "updated": list(plan.update),
         "removed": list(plan.remove),

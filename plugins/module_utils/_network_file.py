@@ -12,27 +12,22 @@ from __future__ import annotations
 
 import copy
 import errno
-import functools
 import grp
 import json
 import os
 import pwd
-import re
 import stat
 
 from ._conflist import (
     CONFLIST_EXTENSIONS, ENVELOPE_OPTIONS, TOO_DEEP, dropin_files, go_json_problem, libcni_order, load_conf_dir,
     render_conflist,
 )
-from ._defaults import DEFAULT_TIMEOUT
 from ._errors import CNIError, ConfigError
-from ._exec import PluginExecutor, find_plugin
+from ._exec import Executor
 from ._fileio import atomic_write
 from ._identifiers import check_conflist_file_name, check_file_name, check_network_name
 from ._validate import ValidationReport, parse_conflist_text, validate_network_list
 
-# Debian's package of the reference plugins, and where it puts them.
-DISTRO_PACKAGE = ("containernetworking-plugins", "/usr/lib/cni")
 DEFAULT_PRIORITY = 10
 # The errors of a rename that cannot replace the file, as Ansible's unsafe_writes understands them.
 RENAME_BLOCKED_ERRNOS = (errno.EPERM, errno.EXDEV, errno.EACCES, errno.ETXTBSY, errno.EBUSY)
@@ -99,46 +94,10 @@ def normalise(conf: dict) -> tuple:
     return data, json.loads(data)
 
 
-def installed_release(cni_path: list, run_command=None):
-    """``plugin type -> release`` of the binary found along ``cni_path`` (like "1.6.2"): the one
-    the reference set of a cnikit manifest beside it records, or the version of the distribution package that owns
-    it; None when neither says (the validator then infers what it can from VERSION).
-
-    ``run_command`` runs a program for the package query: ``argv -> (rc, stdout, stderr)``, the
-    module's ``run_command`` as ``_ansible_glue.command_runner`` hands it over. Without one the
-    package is not asked."""
-    distro_release = functools.lru_cache(maxsize=None)(lambda: _distro_release(run_command))
-
-    def lookup(plugin_type: str) -> str | None:
-        path = find_plugin(plugin_type, cni_path)
-        directory = os.path.dirname(path)
-        from ._manifest import REFERENCE_SET, binary_set, read_manifest  # pylint: disable=import-outside-toplevel
-        try:
-            set_name, plugin_set = binary_set(read_manifest(directory), plugin_type)
-        except (CNIError, OSError):
-            set_name, plugin_set = None, None
-        # Only the reference set's version is a release of the reference plugins; flannel's
-        # v1.9.1-flannel1 or a site's 2024.1 says nothing about which checks apply.
-        if set_name == REFERENCE_SET and isinstance(plugin_set.get("version"), str):
-            return plugin_set["version"]
-        if directory == DISTRO_PACKAGE[1] and run_command is not None:
-            return distro_release()
-        return None
-    return lookup
-
-
-def _distro_release(run_command) -> str | None:
-    """The upstream version of Debian's plugin package ("1.1.1+ds1-3+b5" -> "1.1.1"), if installed."""
-    rc, out, _err = run_command(["dpkg-query", "-W", "-f", "${Version}", DISTRO_PACKAGE[0]])
-    match = re.match(r"(?:\d+:)?(\d+\.\d+\.\d+)", out) if rc == 0 else None
-    return match.group(1) if match else None
-
-
 def validate_on_host(conf: dict, path: str, conf_dir: str, report: ValidationReport,
-                     cni_path: list | None = None, timeout: float = DEFAULT_TIMEOUT, run_command=None) -> ValidationReport:
+                     executor: Executor | None = None) -> ValidationReport:
     """Validate ``conf`` as the file ``path`` among the other networks of ``conf_dir``; with
-    ``cni_path``, also against the plugin binaries installed there (``run_command``: see
-    ``installed_release``)."""
+    ``executor``, also against the plugin binaries it finds (their versions and release)."""
     loaded = load_conf_dir(conf_dir)
     others = [n for n in loaded.networks if n.source != path]
     for problem in loaded.problems:
@@ -149,8 +108,8 @@ def validate_on_host(conf: dict, path: str, conf_dir: str, report: ValidationRep
                          "libcni stops at it and would never reach this network")
         else:
             report.warn("", f"{problem.path} cannot be loaded: {problem.reason}")
-    probe = PluginExecutor(cni_path, timeout).supported_versions if cni_path is not None else None
-    release = installed_release(cni_path, run_command) if cni_path is not None else None
+    probe = executor.supported_versions if executor is not None else None
+    release = executor.release if executor is not None else None
     return validate_network_list(conf, installed_versions=probe, installed_release=release, other_networks=others,
                                  source=path, report=report, dropin_files=_dropins_of(conf, conf_dir))
 

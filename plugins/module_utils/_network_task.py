@@ -14,7 +14,7 @@ from . import _network_file as netfile
 from ._argspec import ArgumentSpec
 from ._conflist import ENVELOPE_OPTIONS
 from ._errors import CNIError
-from ._exec import find_plugin
+from ._exec import PluginExecutor
 from ._fileio import ensure_dir, read_if_exists, remove_written_file
 from ._identifiers import check_network_name
 from ._planned import planned_fact
@@ -66,9 +66,7 @@ def present(host, params, path: str, result: dict) -> None:
     conf, report = netfile.build_conflist(params["name"], params["plugins"], params["config"], **envelope)
     conf = coerce_scalars(conf)
     if params["validate"] != "none":
-        cni_path = _probed_path(host, params, conf)
-        netfile.validate_on_host(conf, path, params["conf_dir"], report, cni_path, params["timeout"],
-                                 host.run_command)
+        netfile.validate_on_host(conf, path, params["conf_dir"], report, _probing_executor(host, params, conf))
     data, result["config"] = netfile.normalise(conf)
     _report(host, report, params["name"], params["validate"], not params["validate_only"], result)
     if params["validate_only"]:
@@ -108,22 +106,23 @@ def _write(host, params, path: str, data: bytes, result: dict) -> None:
         result["diff"] = diffs[0] if len(diffs) == 1 else diffs
 
 
-def _probed_path(host, params, conf: dict) -> list | None:
-    """Where to check the list's plugin binaries, or None not to check them. In check mode,
+def _probing_executor(host, params, conf: dict) -> PluginExecutor | None:
+    """What checks the list's plugin binaries, or None not to check them. In check mode,
     binaries not installed yet are what an earlier task of the same run would install (it
     predicted, not installed, them): their check becomes a warning, not a failure."""
     if not params["check_plugins"]:
         return None
+    executor = PluginExecutor(params["cni_path"], params["timeout"], host.run_command)
     if host.check_mode:
-        missing = _missing_plugins(conf, params["cni_path"])
+        missing = _missing_plugins(conf, executor)
         if missing:
             host.warn(f"network {params['name']}: check mode: plugins {', '.join(missing)} are not in "
                       f"{params['cni_path']}; the binaries are not checked (a real run fails unless they are installed first)")
             return None
-    return params["cni_path"]
+    return executor
 
 
-def _missing_plugins(conf: dict, cni_path: list) -> list:
+def _missing_plugins(conf: dict, executor: PluginExecutor) -> list:
     plugins = conf.get("plugins")
     plugins = [p for p in plugins if isinstance(p, dict)] if isinstance(plugins, list) else []
     types = [p.get("type") for p in plugins] + [p["ipam"].get("type") for p in plugins if isinstance(p.get("ipam"), dict)]
@@ -132,7 +131,7 @@ def _missing_plugins(conf: dict, cni_path: list) -> list:
         if not isinstance(plugin_type, str) or not plugin_type or plugin_type in missing:
             continue
         try:
-            find_plugin(plugin_type, cni_path)
+            executor.find(plugin_type)
         except CNIError:
             missing.append(plugin_type)
     return missing

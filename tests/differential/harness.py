@@ -27,7 +27,6 @@ from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 from ansible_collections.cnikit.cni.plugins.module_utils._exec import PluginExecutor
-from ansible_collections.cnikit.cni.plugins.module_utils._network_file import installed_release
 from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules.registry import IPAM, PLUGINS
 from ansible_collections.cnikit.cni.plugins.module_utils._validate import validate_network_list
 
@@ -196,8 +195,9 @@ def _move_addresses(node, addresses):
 
 def validate(conf) -> list:
     """The validator's errors, as a user gets them on this host (binary checks on)."""
-    report = validate_network_list(conf, installed_versions=PluginExecutor([PLUGIN_DIR], 30).supported_versions,
-                                   installed_release=installed_release([PLUGIN_DIR], releases.run_command))
+    executor = PluginExecutor([PLUGIN_DIR], 30, releases.run_command)
+    report = validate_network_list(conf, installed_versions=executor.supported_versions,
+                                   installed_release=executor.release)
     return [str(f) for f in report.errors]
 
 

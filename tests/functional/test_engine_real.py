@@ -30,7 +30,6 @@ from ansible_collections.cnikit.cni.plugins.module_utils._engine import (
 )
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import OperationError, PluginError
 from ansible_collections.cnikit.cni.plugins.module_utils._exec import PluginExecutor
-from ansible_collections.cnikit.cni.plugins.module_utils._network_file import installed_release
 
 HOST_PORT = 18431
 
@@ -199,10 +198,10 @@ def test_check_finds_a_broken_attachment_and_del_still_cleans_up(setup, make_net
 
 
 def test_validation_knows_the_release_of_binaries_that_print_none():
-    """Debian's builds say "version unknown": validation takes the release from the install
+    """Debian's builds say "version unknown": the executor takes the release from the install
     manifest (1.9.1, installed by cni_plugin_install) or the package version (1.1.1)."""
     assert "version unknown" in run(f"{PLUGIN_DIR}/bridge", "--version", check=False).stderr
-    assert installed_release([PLUGIN_DIR], releases.run_command)("bridge") == releases.PLUGIN_RELEASE
+    assert PluginExecutor([PLUGIN_DIR], 30, releases.run_command).release("bridge") == releases.PLUGIN_RELEASE
 
 
 # -- GC and STATUS (cniVersion 1.1.0) ----------------------------------------------------------

@@ -68,7 +68,7 @@ def plugin_dirs() -> dict:
 
 
 def run_command(argv: list) -> tuple:
-    """A module's ``run_command`` as ``_ansible_glue.command_runner`` hands it to the release
-    lookup (``_network_file.installed_release``), which asks the package manager with it."""
+    """A module's ``run_command`` as ``_ansible_glue.command_runner`` hands it to the executor
+    (``_exec.PluginExecutor``), which asks the package manager with it for a release."""
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     return done.returncode, done.stdout, done.stderr

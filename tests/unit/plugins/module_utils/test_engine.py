@@ -13,8 +13,9 @@ import threading
 from pathlib import Path
 
 import pytest
+from fake_executor import FakeExecutor
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _cache, _exec
+from ansible_collections.cnikit.cni.plugins.module_utils import _cache
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, CheckNotAvailable, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import (
@@ -34,11 +35,6 @@ def _result(version: str, address: str = "10.250.0.5/24", **extra) -> dict:
         result["ips"][0]["version"] = "4"
     result.update(extra)
     return result
-
-
-@pytest.fixture(autouse=True)
-def _fresh_version_memo(monkeypatch):
-    monkeypatch.setattr(_exec, "_VERSION_MEMO", {})
 
 
 @pytest.fixture
@@ -773,22 +769,8 @@ def test_a_container_mac_that_changed_is_not_tolerated(engine, fake):
 
 # -- the executor seam --------------------------------------------------------------------------
 
-class RecordingExecutor:
-    """An executor that runs nothing: it records each call and answers ADD with a result."""
-
-    def __init__(self):
-        self.calls = []
-
-    def call(self, plugin_type, verb, stdin, container_id="", netns="", ifname="", cni_args=""):
-        self.calls.append((plugin_type, verb, container_id, ifname, cni_args))
-        return json.dumps(_result("1.0.0")).encode() if verb == "ADD" else b""
-
-    def supported_versions(self, plugin_type):
-        return ["1.0.0"]
-
-
 def test_every_plugin_call_goes_through_the_executor_given(tmp_path):
-    executor = RecordingExecutor()
+    executor = FakeExecutor(add_result=json.dumps(_result("1.0.0")).encode())
     engine = Engine([], str(tmp_path / "cache"), executor=executor)
     network = _net("first", "second")
     engine.add(network, _attachment(cni_args=[["K", "V"]]))

@@ -26,9 +26,9 @@ ENV = {"CNI_COMMAND": "ADD", "CNI_CONTAINERID": "c1", "CNI_NETNS": "/var/run/net
 CONF = b'{"cniVersion":"1.0.0","name":"net","type":"noop"}'
 
 
-@pytest.fixture(autouse=True)
-def _fresh_version_memo(monkeypatch):
-    monkeypatch.setattr(_exec, "_VERSION_MEMO", {})
+def _probe(path: str) -> list:
+    """The VERSION answer of the binary at ``path``, asked by an executor of its own."""
+    return _exec.PluginExecutor([os.path.dirname(path)]).binary_versions(str(path))
 
 
 def _executable(path: Path, text: str = "#!/bin/sh\nexit 0\n", mode: int = 0o755) -> Path:
@@ -358,7 +358,7 @@ def test_spawn_returns_once_the_busy_spell_ends(monkeypatch):
 
 def test_probe_sends_libcni_version_query(fake):
     path = fake.install("noop", VERSION={"supportedVersions": ["0.3.1", "0.4.0"]})
-    assert _exec.probe_versions(path) == ["0.3.1", "0.4.0"]
+    assert _probe(path) == ["0.3.1", "0.4.0"]
     (call,) = fake.calls()
     assert call["env"] == {"CNI_COMMAND": "VERSION", "CNI_CONTAINERID": "", "CNI_NETNS": "dummy",
                            "CNI_IFNAME": "dummy", "CNI_ARGS": "", "CNI_PATH": "dummy"}
@@ -370,13 +370,16 @@ def test_probe_is_memoised_while_the_binary_is_unchanged(fake, tmp_path):
     fake.install("noop")
     shutil.copy(FAKEPLUGIN, path)
     fake.configure("copied", VERSION={"supportedVersions": ["1.0.0"]})
-    assert _exec.probe_versions(str(path)) == ["1.0.0"]
+    executor = _exec.PluginExecutor([str(path.parent)])
+    assert executor.supported_versions("copied") == ["1.0.0"]
     fake.configure("copied", VERSION={"supportedVersions": ["0.4.0"]})
-    assert _exec.probe_versions(str(path)) == ["1.0.0"]
+    assert executor.binary_versions(str(path)) == ["1.0.0"]
     assert len(fake.calls("VERSION")) == 1
     path.write_text(path.read_text() + "\n# a new build\n")  # another size: another binary
-    assert _exec.probe_versions(str(path)) == ["0.4.0"]
+    assert executor.supported_versions("copied") == ["0.4.0"]
     assert len(fake.calls("VERSION")) == 2
+    assert _exec.PluginExecutor([str(path.parent)]).supported_versions("copied") == ["0.4.0"]
+    assert len(fake.calls("VERSION")) == 3  # the memo is the executor's: another one asks again
 
 
 @pytest.mark.parametrize("behaviour, expected", [
@@ -386,7 +389,7 @@ def test_probe_is_memoised_while_the_binary_is_unchanged(fake, tmp_path):
 ])
 def test_probe_decodes_answers_as_libcni_does(fake, behaviour, expected):
     path = fake.install("noop", VERSION=behaviour)
-    assert _exec.probe_versions(path) == expected
+    assert _probe(path) == expected
 
 
 @pytest.mark.parametrize("stdout, message", [
@@ -398,14 +401,14 @@ def test_probe_decodes_answers_as_libcni_does(fake, behaviour, expected):
 def test_probe_rejects_bad_answers(fake, stdout, message):
     path = fake.install("noop", VERSION={"stdout": stdout})
     with pytest.raises(PluginError, match=message) as info:
-        _exec.probe_versions(path)
+        _probe(path)
     assert info.value.verb == "VERSION"
 
 
 def test_probe_reports_a_failing_plugin(fake):
     path = fake.install("noop", VERSION={"error": {"code": 999, "msg": "boom"}})
     with pytest.raises(PluginError, match=r"\[code 999\]: boom"):
-        _exec.probe_versions(path)
+        _probe(path)
 
 
 # -- the test double itself (other suites rely on these ways of driving it) ----------------------
@@ -446,7 +449,54 @@ def test_binary_needing_a_newer_glibc_is_named_with_both_versions(tmp_path):
                      for version in ("2.32", "2.34"))
     _executable(path, f"#!/bin/sh\ncat >&2 <<'END'\n{loader}END\nexit 1\n")
     with pytest.raises(PluginError) as caught:
-        _exec.probe_versions(str(path))
+        _probe(str(path))
     host = os.confstr("CS_GNU_LIBC_VERSION").split()[-1]
     assert caught.value.msg == (f"the bridge binary needs glibc 2.34 or later and this host has glibc {host}: "
                                 "install plugins built for this host's distribution (its package) or statically linked ones")
+
+
+# -- which release a binary is ------------------------------------------------------------------
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(_exec.DISTRO_PACKAGE[1], "bridge")),
+                    reason="needs the distro's CNI plugins in /usr/lib/cni")
+def test_the_release_of_the_distro_binaries_asks_the_package_manager_once_through_the_runner():
+    calls = []
+
+    def run_command(argv):
+        calls.append(argv)
+        return 0, "1.1.1+ds1-3+b5", ""
+
+    executor = _exec.PluginExecutor([_exec.DISTRO_PACKAGE[1]], run_command=run_command)
+    assert (executor.release("bridge"), executor.release("host-local")) == ("1.1.1", "1.1.1")
+    assert executor.binary_release(os.path.join(_exec.DISTRO_PACKAGE[1], "portmap")) == "1.1.1"
+    assert calls == [["dpkg-query", "-W", "-f", "${Version}", "containernetworking-plugins"]]
+    not_installed = _exec.PluginExecutor([_exec.DISTRO_PACKAGE[1]], run_command=lambda argv: (1, "", "not installed"))
+    assert not_installed.release("bridge") is None
+    assert _exec.PluginExecutor([_exec.DISTRO_PACKAGE[1]]).release("bridge") is None
+
+
+@pytest.mark.parametrize("manifest_format", [1, 2])
+def test_the_release_is_the_reference_sets_version_only(tmp_path, manifest_format):
+    for name in ("bridge", "flannel", "portmap"):
+        _executable(tmp_path / name, "#!/bin/sh\n")
+    reference = {"version": "1.9.1", "source": "s", "tarball": {}, "plugins": None,
+                 "files": {"bridge": "ab" * 32, "portmap": "cd" * 32}}
+    if manifest_format == 1:
+        manifest = {"format": 1, **reference}
+    else:
+        # A site's own portmap build in a set of its own is no reference release.
+        reference["files"].pop("portmap")
+        manifest = {"format": 2, "sets": {"reference": reference, "flannel": {
+            "version": "v1.9.1-flannel1", "source": "s", "tarball": {}, "plugins": None, "files": {"flannel": "ef" * 32}},
+            "site": {"version": "1.9.1", "source": "s", "tarball": {}, "plugins": None, "files": {"portmap": "01" * 32}}}}
+    (tmp_path / ".cnikit-manifest.json").write_text(json.dumps(manifest))
+    executor = _exec.PluginExecutor([str(tmp_path)])
+    expected_portmap = "1.9.1" if manifest_format == 1 else None
+    assert (executor.release("bridge"), executor.release("flannel"), executor.release("portmap")) == (
+        "1.9.1", None, expected_portmap)
+
+
+def test_an_unreadable_manifest_says_no_release(tmp_path):
+    _executable(tmp_path / "bridge")
+    (tmp_path / ".cnikit-manifest.json").write_text("{")
+    assert _exec.PluginExecutor([str(tmp_path)]).release("bridge") is None

@@ -10,7 +10,11 @@ import os
 import shutil
 import stat
 
+import pytest
+from fake_executor import FakeExecutor
+
 from ansible_collections.cnikit.cni.plugins.module_utils import _facts
+from ansible_collections.cnikit.cni.plugins.module_utils._exec import DISTRO_PACKAGE, PluginExecutor
 
 
 # -- facts --------------------------------------------------------------------------------------
@@ -26,12 +30,12 @@ def test_plugin_facts_in_search_order_with_versions_manifest_and_shadowing(host,
     shutil.copy(host.bin / "bridge", second / "bridge")
     (second / "bridge").chmod(stat.S_IRWXU)
 
-    facts, warnings = _facts.plugin_facts([str(host.bin), str(tmp_path / "missing"), str(second)], 20)
+    facts, warnings = _facts.plugin_facts(PluginExecutor([str(host.bin), str(tmp_path / "missing"), str(second)], 20))
 
     assert warnings == []
-    assert [(f["path"], f["shadowed"], f["set"], f["manifest_version"]) for f in facts] == [
-        (str(host.bin / "bridge"), False, "reference", "1.9.1"), (str(host.bin / "vlan"), False, None, None),
-        (str(second / "bridge"), True, None, None)]
+    assert [(f["path"], f["shadowed"], f["set"], f["manifest_version"], f["release"]) for f in facts] == [
+        (str(host.bin / "bridge"), False, "reference", "1.9.1", "1.9.1"), (str(host.bin / "vlan"), False, None, None, None),
+        (str(second / "bridge"), True, None, None, None)]
     assert facts[0]["cni_versions"] == ["0.4.0", "1.0.0"] and facts[0]["error"] is None
     assert facts[1]["cni_versions"] is None and "broken binary" in facts[1]["error"]
 
@@ -43,18 +47,43 @@ def test_plugin_facts_name_each_binarys_set_and_its_version(host):
         "reference": {"version": "1.9.1", "files": {"bridge": "ab" * 32}},
         "flannel": {"version": "v1.9.1-flannel1", "files": {"flannel": "cd" * 32}}}}))
 
-    facts, warnings = _facts.plugin_facts([str(host.bin)], 20)
+    facts, warnings = _facts.plugin_facts(PluginExecutor([str(host.bin)], 20))
 
     assert warnings == []
-    assert [(f["name"], f["set"], f["manifest_version"]) for f in facts] == [
-        ("bridge", "reference", "1.9.1"), ("calico", None, None), ("flannel", "flannel", "v1.9.1-flannel1")]
+    assert [(f["name"], f["set"], f["manifest_version"], f["release"]) for f in facts] == [
+        ("bridge", "reference", "1.9.1", "1.9.1"), ("calico", None, None, None),
+        ("flannel", "flannel", "v1.9.1-flannel1", None)]  # a set's own version is no release of the reference plugins
+
+
+def test_plugin_facts_ask_the_executor_which_release_and_versions_a_binary_is(tmp_path):
+    for name in ("bridge", "portmap"):
+        (tmp_path / name).write_text("#!/bin/sh\n")
+        (tmp_path / name).chmod(0o755)
+    executor = FakeExecutor(versions={"bridge": ["0.4.0"]}, releases={"bridge": "1.1.1"}, directory=str(tmp_path))
+
+    facts, _warnings = _facts.plugin_facts(executor)
+
+    assert [(f["name"], f["cni_versions"], f["release"]) for f in facts] == [
+        ("bridge", ["0.4.0"], "1.1.1"), ("portmap", ["1.0.0"], None)]
+    assert executor.probes == [str(tmp_path / "bridge"), str(tmp_path / "portmap")]
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(DISTRO_PACKAGE[1], "bridge")),
+                    reason="needs the distro's CNI plugins in /usr/lib/cni")
+def test_plugin_facts_give_the_distro_binaries_the_release_validation_uses():
+    executor = PluginExecutor([DISTRO_PACKAGE[1]], 20, run_command=lambda argv: (0, "1.1.1+ds1-3+b5", ""))
+
+    facts, _warnings = _facts.plugin_facts(executor)
+
+    bridge = next(f for f in facts if f["name"] == "bridge")
+    assert bridge["set"] is None and bridge["release"] == executor.release("bridge") == "1.1.1"
 
 
 def test_plugin_facts_warn_about_an_unreadable_manifest(host):
     host.plugin("bridge")
     (host.bin / ".cnikit-manifest.json").write_text("{")
 
-    facts, warnings = _facts.plugin_facts([str(host.bin)], 20)
+    facts, warnings = _facts.plugin_facts(PluginExecutor([str(host.bin)], 20))
 
     assert facts[0]["manifest_version"] is None
     assert len(warnings) == 1 and ".cnikit-manifest.json is not valid JSON" in warnings[0]

@@ -11,9 +11,11 @@ import os
 import stat
 
 import pytest
+from fake_executor import FakeExecutor
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _network_file as netfile
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError, ConfigError
+from ansible_collections.cnikit.cni.plugins.module_utils._exec import PluginExecutor
 from ansible_collections.cnikit.cni.plugins.module_utils._validate import ValidationReport
 
 LOOPBACK = [{"type": "loopback"}]
@@ -112,9 +114,20 @@ def test_validate_on_host_against_installed_binaries(tmp_path):
     plugin.chmod(0o755)
     conf = {"cniVersion": "1.1.0", "name": "web", "plugins": LOOPBACK}
     report = netfile.validate_on_host(conf, str(tmp_path / "10-web.conflist"), str(tmp_path / "missing"),
-                                      ValidationReport(), [str(plugin.parent)])
+                                      ValidationReport(), PluginExecutor([str(plugin.parent)]))
     assert [f.path for f in report.errors] == ["cniVersion"]
     assert "supports 0.4.0, 1.0.0" in report.errors[0].message
+
+
+def test_validate_on_host_takes_the_release_and_versions_from_the_executor(tmp_path):
+    conf = {"cniVersion": "1.0.0", "name": "web", "plugins": [{"type": "bridge", "portIsolation": True}]}
+    executor = FakeExecutor(versions={"bridge": ["0.4.0", "1.0.0"]}, releases={"bridge": "1.1.1"})
+    report = netfile.validate_on_host(conf, str(tmp_path / "10-web.conflist"), str(tmp_path), ValidationReport(),
+                                      executor)
+    assert report.errors == []
+    assert [(f.path, "bridge plugin is v1.1.1" in f.message) for f in report.warnings] == [
+        ("plugins[0].portIsolation", True)]
+    assert executor.probes == [executor.find("bridge")]
 
 
 def test_files_declaring(tmp_path):
@@ -198,43 +211,6 @@ def test_unsafe_writes_do_not_hide_other_errors(tmp_path, monkeypatch):
     with pytest.raises(OSError) as raised:
         netfile.write_file(str(path), b"new", 0o644, None, None, unsafe_writes=True)
     assert raised.value.errno == errno.ENOSPC and path.read_text() == "old"
-
-
-@pytest.mark.skipif(not os.path.exists(os.path.join(netfile.DISTRO_PACKAGE[1], "bridge")),
-                    reason="needs the distro's CNI plugins in /usr/lib/cni")
-def test_installed_release_of_the_distro_binaries_asks_the_package_manager_once_through_the_runner():
-    calls = []
-
-    def run_command(argv):
-        calls.append(argv)
-        return 0, "1.1.1+ds1-3+b5", ""
-
-    lookup = netfile.installed_release([netfile.DISTRO_PACKAGE[1]], run_command)
-    assert (lookup("bridge"), lookup("host-local")) == ("1.1.1", "1.1.1")
-    assert calls == [["dpkg-query", "-W", "-f", "${Version}", "containernetworking-plugins"]]
-    assert netfile.installed_release([netfile.DISTRO_PACKAGE[1]], lambda argv: (1, "", "not installed"))("bridge") is None
-    assert netfile.installed_release([netfile.DISTRO_PACKAGE[1]])("bridge") is None
-
-
-@pytest.mark.parametrize("manifest_format", [1, 2])
-def test_installed_release_is_the_reference_sets_version_only(tmp_path, manifest_format):
-    for name in ("bridge", "flannel", "portmap"):
-        (tmp_path / name).write_text("#!/bin/sh\n")
-        (tmp_path / name).chmod(0o755)
-    reference = {"version": "1.9.1", "source": "s", "tarball": {}, "plugins": None,
-                 "files": {"bridge": "ab" * 32, "portmap": "cd" * 32}}
-    if manifest_format == 1:
-        manifest = {"format": 1, **reference}
-    else:
-        # A site's own portmap build in a set of its own is no reference release.
-        reference["files"].pop("portmap")
-        manifest = {"format": 2, "sets": {"reference": reference, "flannel": {
-            "version": "v1.9.1-flannel1", "source": "s", "tarball": {}, "plugins": None, "files": {"flannel": "ef" * 32}},
-            "site": {"version": "1.9.1", "source": "s", "tarball": {}, "plugins": None, "files": {"portmap": "01" * 32}}}}
-    (tmp_path / ".cnikit-manifest.json").write_text(json.dumps(manifest))
-    lookup = netfile.installed_release([str(tmp_path)])
-    expected_portmap = "1.9.1" if manifest_format == 1 else None
-    assert (lookup("bridge"), lookup("flannel"), lookup("portmap")) == ("1.9.1", None, expected_portmap)
 
 
 def test_a_list_without_plugins_needs_drop_in_files_libcni_can_load(tmp_path):
