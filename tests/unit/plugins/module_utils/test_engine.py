@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _cache, _exec
+from ansible_collections.cnikit.cni.plugins.module_utils._attach_records import clear_finished_intent, interrupted
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, CheckNotAvailable, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import (
@@ -69,8 +70,8 @@ def _net(*types, version="1.0.0", name="net", **envelope) -> object:
     return parse_network_list(raw)
 
 
-def _attachment(container_id="c1", ifname="eth0", **kwargs) -> Attachment:
-    return Attachment(container_id, kwargs.pop("netns", NETNS), ifname, **kwargs)
+def _attachment(container_id="c1", ifname="eth0", network="net", **kwargs) -> Attachment:
+    return Attachment(network, container_id, kwargs.pop("netns", NETNS), ifname, **kwargs)
 
 
 def _cache_file(engine, network="net", container_id="c1", ifname="eth0") -> Path:
@@ -115,7 +116,7 @@ def test_request_injects_name_and_version_and_filters_runtime_config():
     network = _net("portmap", version="1.0.0", name="dbnet")
     plugin = {"type": "portmap", "name": "wrong", "cniVersion": "0.1.0", "snat": True,
               "capabilities": {"portMappings": True, "bandwidth": False, "mac": True}}
-    attachment = _attachment(capability_args={
+    attachment = _attachment(network="dbnet", capability_args={
         "portMappings": [{"hostPort": 8080, "containerPort": 80, "protocol": "tcp"}],
         "bandwidth": {"ingressRate": 1}, "ips": ["10.250.0.9/24"]})
     request = Engine.build_request(network, plugin, "1.0.0", attachment=attachment)
@@ -159,7 +160,7 @@ def test_add_chains_results_and_caches_the_last_one(engine, fake):
     assert calls[0]["env"] == {"CNI_COMMAND": "ADD", "CNI_CONTAINERID": "c1", "CNI_NETNS": NETNS,
                                "CNI_IFNAME": "eth0", "CNI_ARGS": "IgnoreUnknown=1;K=V",
                                "CNI_PATH": engine.executor.cni_path[0] + ":" + fake.directory}
-    entry = engine.cached_entry("net", attachment)
+    entry = engine.cached_entry(attachment)
     assert entry.config == network.raw_bytes and entry.netns == NETNS
     assert entry.cni_args == [["IgnoreUnknown", "1"], ["K", "V"]]
     assert entry.result == result
@@ -170,7 +171,7 @@ def test_add_returns_the_result_at_the_list_version_and_caches_it_unconverted(en
     fake.configure("noop", ADD={"result": _result("1.0.0")})
     result = engine.add(_net("noop", version="0.4.0"), _attachment())
     assert result["cniVersion"] == "0.4.0" and result["ips"][0]["version"] == "4"
-    assert engine.cached_entry("net", _attachment()).result == _result("1.0.0")
+    assert engine.cached_entry(_attachment()).result == _result("1.0.0")
 
 
 @pytest.mark.parametrize("printed", [{}, {"cniVersion": ""}, {"cniVersion": "", "ips": []}])
@@ -268,7 +269,8 @@ def test_result_the_list_version_cannot_hold_fails_the_add(engine, fake):
 
 
 @pytest.mark.parametrize("network, attachment, field", [
-    ("../x", _attachment(), "network"),
+    ("../x", _attachment(network="../x"), "network"),
+    ("net", _attachment(network="other"), "network"),  # an attachment of another network than the list
     ("net", _attachment(container_id="../../etc"), "container_id"),
     ("net", _attachment(container_id=""), "container_id"),
     ("net", _attachment(ifname="a" * 16), "ifname"),
@@ -460,7 +462,7 @@ def _add_three(engine, network):
 def test_gc_deletes_stale_attachments_and_sends_gc_with_both_keys(engine, fake):
     network = _net("noop", "noop2", version="1.1.0")
     _add_three(engine, network)
-    engine.add(_net("noop", name="other", version="1.1.0"), _attachment("c9"))
+    engine.add(_net("noop", name="other", version="1.1.0"), _attachment("c9", network="other"))
     fake.clear()
     report = engine.gc(network, [("c1", "eth0")])
     assert report == {"skipped": False, "errors": [], "deleted": [
@@ -676,11 +678,11 @@ def test_hung_plugin_times_out_and_the_add_is_rolled_back(tmp_path, fake):
 def test_add_first_deletes_what_an_interrupted_add_left(engine, fake):
     network = _net("noop", "noop2")
     _cache.mark_pending(engine.cache_dir, AttachmentKey("net", "c1", "eth0"))  # as if a run died mid-ADD
-    assert engine.interrupted("net", _attachment()) is True
+    assert interrupted(engine, _attachment()) is True
     engine.add(network, _attachment())
     assert _sequence(fake) == [("DEL", "noop2"), ("DEL", "noop"), ("ADD", "noop"), ("ADD", "noop2")]
     assert all("prevResult" not in c["stdin"] for c in fake.calls("DEL"))
-    assert engine.interrupted("net", _attachment()) is False
+    assert interrupted(engine, _attachment()) is False
 
 
 def test_add_refuses_to_start_while_an_interrupted_add_cannot_be_cleaned_up(engine, fake):
@@ -689,40 +691,40 @@ def test_add_refuses_to_start_while_an_interrupted_add_cannot_be_cleaned_up(engi
     with pytest.raises(OperationError, match="cannot clean up an interrupted ADD of network net: plugin noop failed"):
         engine.add(_net("noop"), _attachment())
     assert fake.calls("ADD") == []
-    assert engine.interrupted("net", _attachment()) is True
+    assert interrupted(engine, _attachment()) is True
 
 
 def test_rollback_that_fails_leaves_the_marker_for_the_next_run(engine, fake):
     fake.configure("noop", ADD={"error": {"code": 7, "msg": "add broke"}}, DEL={"error": {"code": 999, "msg": "del broke"}})
     with pytest.raises(OperationError):
         engine.add(_net("noop"), _attachment())
-    assert engine.interrupted("net", _attachment()) is True
+    assert interrupted(engine, _attachment()) is True
     fake.configure("noop", ADD={"error": {"code": 7, "msg": "add broke"}})
     with pytest.raises(OperationError):
         engine.add(_net("noop"), _attachment())
-    assert engine.interrupted("net", _attachment()) is False
+    assert interrupted(engine, _attachment()) is False
 
 
 def test_successful_delete_clears_the_marker(engine, fake):
     _cache.mark_pending(engine.cache_dir, AttachmentKey("net", "c1", "eth0"))
     engine.delete(_net("noop"), _attachment())
-    assert engine.interrupted("net", _attachment()) is False
+    assert interrupted(engine, _attachment()) is False
 
 
 def test_finished_add_intent_is_cleared_only_with_a_complete_cache_entry(engine, fake):
     network = _net("noop")
     _cache.mark_pending(engine.cache_dir, AttachmentKey("net", "c1", "eth0"))
-    engine.clear_finished_intent("net", _attachment())
-    assert engine.interrupted("net", _attachment()) is True  # no entry: the ADD did not finish
+    clear_finished_intent(engine, _attachment())
+    assert interrupted(engine, _attachment()) is True  # no entry: the ADD did not finish
     _cache_file(engine).parent.mkdir(parents=True)
     _cache_file(engine).write_text("")
-    engine.clear_finished_intent("net", _attachment())
-    assert engine.interrupted("net", _attachment()) is True  # unusable entry proves nothing
+    clear_finished_intent(engine, _attachment())
+    assert interrupted(engine, _attachment()) is True  # unusable entry proves nothing
     _cache_file(engine).unlink()
     engine.add(network, _attachment())  # a real, complete entry (the DEL of the marker first)
     _cache.mark_pending(engine.cache_dir, AttachmentKey("net", "c1", "eth0"))  # as if killed before clearing it
-    engine.clear_finished_intent("net", _attachment())
-    assert engine.interrupted("net", _attachment()) is False
+    clear_finished_intent(engine, _attachment())
+    assert interrupted(engine, _attachment()) is False
 
 
 def test_known_tuning_check_defect_is_a_warning(engine, fake):
