@@ -17,7 +17,7 @@ import pytest
 from ansible_collections.cnikit.cni.plugins.module_utils import _cache, _exec
 from ansible_collections.cnikit.cni.plugins.module_utils._attach_records import clear_finished_intent, interrupted
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
-from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, CheckNotAvailable, Engine
+from ansible_collections.cnikit.cni.plugins.module_utils._engine import VERB_SINCE, Attachment, CheckNotAvailable, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import (
     CNIError, ConfigError, DeleteError, OperationError, PluginError)
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import AttachmentKey
@@ -83,6 +83,24 @@ def _sequence(fake):
 
 
 # -- versions -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("version, available", [
+    ("0.3.1", {"ADD": True, "DEL": True, "CHECK": False, "GC": False, "STATUS": False}),
+    ("0.4.0", {"ADD": True, "DEL": True, "CHECK": True, "GC": False, "STATUS": False}),
+    ("1.0.0", {"ADD": True, "DEL": True, "CHECK": True, "GC": False, "STATUS": False}),
+    ("1.1.0", {"ADD": True, "DEL": True, "CHECK": True, "GC": True, "STATUS": True}),
+])
+def test_available_verbs_follow_the_version_the_list_runs_at(engine, fake, version, available):
+    network = _net("noop", version=version)
+    assert {verb: engine.available(network, verb) for verb in VERB_SINCE} == available
+
+
+def test_available_verbs_follow_the_version_narrowed_by_the_binaries(engine, fake):
+    fake.configure("noop", VERSION={"supportedVersions": ["0.4.0", "1.0.0"]})
+    network = _net("noop", version="1.1.0", cniVersions=["1.0.0"])
+    assert not engine.available(network, "STATUS")
+    assert engine.available(network, "CHECK")
+
 
 def test_declared_version_needs_no_probe(engine, fake):
     assert engine.version_of(_net("noop", version="0.4.0")) == "0.4.0"
@@ -344,6 +362,27 @@ def test_delete_with_an_unconvertible_cached_result_runs_without_it(engine, fake
                                                            result={"cniVersion": "9.9.9"}))
     assert engine.delete(_net("noop", version="1.0.0"), _attachment()) is True
     assert "prevResult" not in fake.calls("DEL")[0]["stdin"]
+
+
+def test_delete_as_added_uses_the_cached_configuration_netns_and_arguments(engine, fake):
+    added = parse_network_list({"cniVersion": "1.0.0", "name": "net",
+                                "plugins": [{"type": "noop", "marker": "as added"}, {"type": "noop2"}]})
+    engine.add(added, _attachment(netns="/var/run/netns/then", cni_args=[["K", "V"]]))
+    entry = engine.cached_entry(_attachment())
+    fake.clear()
+    assert engine.delete_as_added(entry, netns="/var/run/netns/ignored") is True
+    assert _sequence(fake) == [("DEL", "noop2"), ("DEL", "noop")]
+    first = fake.calls("DEL")[1]
+    assert first["stdin"]["marker"] == "as added"
+    assert (first["env"]["CNI_NETNS"], first["env"]["CNI_ARGS"]) == ("/var/run/netns/then", "K=V")
+    assert not _cache_file(engine).exists()
+
+
+def test_delete_as_added_takes_the_given_netns_where_the_entry_names_none(engine, fake):
+    raw = {"cniVersion": "1.0.0", "name": "net", "plugins": [{"type": "noop"}]}
+    _cache.write_entry(engine.cache_dir, _cache.CacheEntry("net", "c1", "eth0", config=json.dumps(raw).encode()))
+    engine.delete_as_added(engine.cached_entry(_attachment()), netns="/var/run/netns/declared")
+    assert fake.calls("DEL")[0]["env"]["CNI_NETNS"] == "/var/run/netns/declared"
 
 
 def test_failed_delete_asks_every_plugin_and_keeps_the_cache_for_a_retry(engine, fake):
