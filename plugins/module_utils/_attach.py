@@ -211,10 +211,10 @@ def _replace(engine: Engine, network: NetworkList, desired: Desired, entry: _cac
     except CNIError as failure:
         what = f"replace of the attachment of network {network.name} failed"
         try:
-            restored = summarise(_add_keeping_addresses(engine, engine.cached_network(entry), Attachment.from_cache(entry),
-                                                         previous_ips))["ips"]
+            put_back = _add_keeping_addresses(engine, engine.cached_network(entry), Attachment.from_cache(entry), previous_ips)
         except CNIError as put_back_failure:
             raise ReplaceError(f"{what} and it is detached", failure, [put_back_failure]) from failure
+        restored = summarise(put_back)["ips"]
         raise ReplaceError(f"{what}; it was put back as it was, with the previous configuration and "
                            f"address {', '.join(restored) or 'none'} (it had {', '.join(previous_ips) or 'none'})",
                            failure) from failure
