@@ -104,7 +104,7 @@ def case_engine(params: dict) -> dict:
     add_namespaces(["cnit-b-e0"])
     netns = "/var/run/netns/cnit-b-e0"
     engine = Engine(CNI_PATH, f"{ENGINE_WORK}/cache")
-    attachment = Attachment("cnit-b-engine", netns, "eth0")
+    attachment = Attachment(network.name, "cnit-b-engine", netns, "eth0")
     direct = DirectLoop(network, "cnit-b-direct", netns, "eth0")
     direct_with_timeout = DirectLoop(network, "cnit-b-direct", netns, "eth0", timeout=engine.executor.timeout)
 
@@ -226,7 +226,7 @@ def converge_in_process(names: list, run_check: bool) -> None:
     desired = []
     for name in names:
         path = netns_path(name)
-        desired.append(Desired(ATTACH_NETWORK, lambda: network, Attachment(cnitool_container_id(path), path),
+        desired.append(Desired(lambda: network, Attachment(ATTACH_NETWORK, cnitool_container_id(path), path),
                                "present", run_check))
     outcomes = converge_all(Engine(CNI_PATH, ATTACH_PATHS["cache_dir"]), desired)
     if any(getattr(o, "action", None) != UNCHANGED for o in outcomes):
@@ -556,7 +556,7 @@ def in_process_batch(names: list, state: str, parallel: int) -> None:
     from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import cnitool_container_id, netns_path
 
     network = load_conf_dir(ATTACH_PATHS["conf_dir"]).find(ATTACH_NETWORK)
-    desired = [Desired(ATTACH_NETWORK, lambda: network, Attachment(cnitool_container_id(netns_path(n)), netns_path(n)),
+    desired = [Desired(lambda: network, Attachment(ATTACH_NETWORK, cnitool_container_id(netns_path(n)), netns_path(n)),
                        state, True) for n in names]
     outcomes = converge_all(Engine(CNI_PATH, ATTACH_PATHS["cache_dir"]), desired, False, parallel)
     failed = [o for o in outcomes if not hasattr(o, "action")]

@@ -14,6 +14,7 @@ attachment had, and says when it got another one."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -21,11 +22,12 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import _cache
+from ._attach_records import clear_finished_intent, interrupted, record_reported_defects
 from ._conflist import NetworkList
-from ._engine import CHECK_MIN_VERSION, Attachment, Engine, plugin_rules
+from ._engine import Attachment, Engine, plugin_rules
 from ._errors import CNIError, ConfigError, OperationError
-from ._identifiers import canonical_netns, netns_name
-from ._result import convert, summarise, supports
+from ._identifiers import AttachmentKey, canonical_netns, netns_name
+from ._result import convert, summarise
 
 ADDED, UNCHANGED, REPAIRED, REPLACED, DELETED, ABSENT = "added", "unchanged", "repaired", "replaced", "deleted", "absent"
 
@@ -36,15 +38,19 @@ class Desired:
     configuration is needed, so that ``absent`` works from the cache after the network's
     file is gone."""
 
-    network_name: str
     load_network: Callable[[], NetworkList]
     attachment: Attachment
     state: str = "present"
     run_check: bool = True
     netns_created: bool = False  # the run created the namespace: nothing cached before can be in it
 
-    def key(self) -> tuple:
-        return (self.network_name, self.attachment.container_id, self.attachment.ifname)
+    @property
+    def network_name(self) -> str:
+        return self.attachment.network
+
+    @property
+    def key(self) -> AttachmentKey:
+        return self.attachment.key
 
 
 class ForeignAttachmentError(CNIError):
@@ -78,7 +84,7 @@ def converge(engine: Engine, desired: Desired, check_mode: bool = False) -> Outc
 def _cached(engine: Engine, desired: Desired) -> tuple:
     """The usable cache entry (or None) and the CacheError of an unusable one in the way (or None)."""
     try:
-        return engine.cached_entry(desired.network_name, desired.attachment), None
+        return engine.cached_entry(desired.attachment), None
     except _cache.CacheError as exc:
         return None, exc
 
@@ -122,7 +128,7 @@ def _health(engine: Engine, network: NetworkList, desired: Desired, entry: _cach
         return False, [f"network namespace {desired.attachment.netns} is gone"]
     if desired.netns_created:  # CHECK may not look into it: none below 0.4.0, flannel's checks nothing
         return False, [f"network namespace {desired.attachment.netns} was gone and has been created anew"]
-    if not desired.run_check or network.disable_check or not supports(engine.version_of(network), CHECK_MIN_VERSION):
+    if not desired.run_check or network.disable_check or not engine.available(network, "CHECK"):
         return True, []
     try:
         report = engine.check(network, desired.attachment)
@@ -132,7 +138,7 @@ def _health(engine: Engine, network: NetworkList, desired: Desired, entry: _cach
     if new and entry.managed:
         if check_mode:
             return True, []
-        engine.record_reported_defects(network.name, desired.attachment, list(new))
+        record_reported_defects(engine, desired.attachment, list(new))
     return True, list(new.values())
 
 
@@ -149,14 +155,14 @@ def _converge_present(engine: Engine, desired: Desired, check_mode: bool) -> Out
     if entry is not None and entry.result is None:
         action = REPAIRED
     elif entry is None:
-        action = REPAIRED if engine.interrupted(network.name, desired.attachment) else ADDED
+        action = REPAIRED if interrupted(engine, desired.attachment) else ADDED
     elif not _matches(entry, network, desired.attachment):
         action = REPLACED
     else:
         healthy, warnings = _health(engine, network, desired, entry, check_mode)
         if healthy:
-            if not check_mode and engine.interrupted(network.name, desired.attachment):
-                engine.clear_finished_intent(network.name, desired.attachment)
+            if not check_mode and interrupted(engine, desired.attachment):
+                clear_finished_intent(engine, desired.attachment)
             return Outcome(UNCHANGED, convert(entry.result, engine.version_of(network)), warnings)
         action = REPAIRED
     previous_ips = summarise(entry.result)["ips"] if entry is not None and entry.result else []
@@ -199,16 +205,16 @@ def _replace(engine: Engine, network: NetworkList, desired: Desired, entry: _cac
     """DEL the attachment as it was added, ADD it as declared; if that ADD fails, ADD it back
     as it was (its cached configuration and arguments, asking for its addresses), so that a
     workload is never left without its network, and report both."""
-    old_network, old_attachment = engine.cached_network(entry), Attachment.from_cache(entry)
-    engine.delete(old_network, old_attachment)
+    engine.delete_as_added(entry)
     try:
         return _add_keeping_addresses(engine, network, desired.attachment, previous_ips)
     except CNIError as failure:
         what = f"replace of the attachment of network {network.name} failed"
         try:
-            restored = summarise(_add_keeping_addresses(engine, old_network, old_attachment, previous_ips))["ips"]
+            put_back = _add_keeping_addresses(engine, engine.cached_network(entry), Attachment.from_cache(entry), previous_ips)
         except CNIError as put_back_failure:
             raise ReplaceError(f"{what} and it is detached", failure, [put_back_failure]) from failure
+        restored = summarise(put_back)["ips"]
         raise ReplaceError(f"{what}; it was put back as it was, with the previous configuration and "
                            f"address {', '.join(restored) or 'none'} (it had {', '.join(previous_ips) or 'none'})",
                            failure) from failure
@@ -231,8 +237,8 @@ def _verify_foreign(engine: Engine, network: NetworkList, desired: Desired, entr
 
 def _add_keeping_addresses(engine: Engine, network: NetworkList, attachment: Attachment, previous_ips: list) -> dict:
     """ADD, asking the IPAM for the addresses the attachment had (a workload keeps its address
-    across a repair) where it honours such a request (host-local); where the IPAM cannot give
-    them back (taken, outside the ranges of a changed configuration), ADD without asking."""
+    across a repair) where it is an IPAM that honours requested addresses; where the IPAM cannot
+    give them back (taken, outside the ranges of a changed configuration), ADD without asking."""
     wanted = [address.split("/")[0] for address in previous_ips]
     if wanted and plugin_rules().honours_requested_ips(network.plugins) \
             and not any(key == "IP" for key, _value in attachment.cni_args):
@@ -245,13 +251,12 @@ def _add_keeping_addresses(engine: Engine, network: NetworkList, attachment: Att
 
 def _converge_absent(engine: Engine, desired: Desired, check_mode: bool) -> Outcome:
     entry, unusable = _cached(engine, desired)
-    if entry is None and unusable is None and not engine.interrupted(desired.network_name, desired.attachment):
+    if entry is None and unusable is None and not interrupted(engine, desired.attachment):
         return Outcome(ABSENT)
     if check_mode:
         return Outcome(DELETED)
     if entry is not None and entry.config is not None:
-        # DEL with what the ADD used: its configuration, netns and arguments.
-        engine.delete(engine.cached_network(entry), Attachment.from_cache(entry, desired.attachment.netns))
+        engine.delete_as_added(entry, desired.attachment.netns)
     else:
         engine.delete(desired.load_network(), desired.attachment)
     return Outcome(DELETED)
@@ -263,10 +268,14 @@ def converge_all(engine: Engine, desired: list, check_mode: bool = False, parall
     tidied once, at the end."""
     seen = {}
     for index, item in enumerate(desired):
-        if item.key() in seen:
-            raise ConfigError(f"attachments[{index}]", f"repeats attachments[{seen[item.key()]}] "
-                              "(same network, container_id and ifname)", "/".join(item.key()))
-        seen[item.key()] = index
+        try:
+            key = item.key
+        except ConfigError:
+            continue  # not a key at all: converging the item fails, saying why
+        if key in seen:
+            raise ConfigError(f"attachments[{index}]", f"repeats attachments[{seen[key]}] "
+                              "(same network, container_id and ifname)", "/".join(dataclasses.astuple(key)))
+        seen[key] = index
 
     def run(item: Desired):
         try:

@@ -97,13 +97,13 @@ def build_desired(spec: dict, path: str, networks: NetworkSource, run_check: boo
     if spec["state"] == "present" and not netns_name(namespace):
         _netns.check_netns_file(namespace, f"{path}netns")
     attachment = Attachment(
-        container_id=spec["container_id"] or cnitool_container_id(namespace),
+        network=name, container_id=spec["container_id"] or cnitool_container_id(namespace),
         netns=namespace, ifname=spec["ifname"],
         cni_args=normalise_cni_args(spec["args"], f"{path}args"),
         capability_args=spec["capability_args"] or {},
     )
     attachment.check(path)
-    return _attach.Desired(name, load, attachment, spec["state"], run_check)
+    return _attach.Desired(load, attachment, spec["state"], run_check)
 
 
 def item_specs(params: dict) -> list:

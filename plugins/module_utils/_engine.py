@@ -10,7 +10,12 @@ Where libcni leaves work to its callers this engine does it: a failed ADD is rol
 DEL of the whole list, DEL tolerates a missing or corrupt cache and carries on past a failing
 plugin, every plugin call has a timeout, and GC is locked out while an attachment of the same
 network is being added or deleted. Before an ADD, the interface name must be free in the
-namespace, so that neither the ADD nor its rollback touches an interface someone else made."""
+namespace, so that neither the ADD nor its rollback touches an interface someone else made.
+
+Besides the spec's verbs it offers "delete as added" (DEL of a cached attachment with the
+configuration, netns and arguments of its ADD), reads of the cache, and which verbs a network's
+version allows (``available``). Adding a verb touches this file (its ``VERB_SINCE`` row and its
+method) and the module that offers it; see docs/engine.md."""
 
 from __future__ import annotations
 
@@ -22,14 +27,15 @@ from dataclasses import dataclass, field
 from . import _cache
 from ._conflist import NetworkList, as_libcni_passes, parse_network_list
 from ._defaults import DEFAULT_IFNAME, DEFAULT_TIMEOUT
-from ._errors import CNIError, DeleteError, OperationError, PluginError
+from ._errors import CNIError, ConfigError, DeleteError, OperationError, PluginError
 from ._exec import Executor, PluginExecutor
 from ._identifiers import AttachmentKey, canonical_netns, check_container_id, check_ifname, check_network_name, cni_args_string
 from ._netns import interface_exists
 from ._result import ResultError, convert, family, supports
 
-CHECK_MIN_VERSION = "0.4.0"
-GC_STATUS_MIN_VERSION = "1.1.0"
+# The spec version that brought each verb: a list at an older version cannot run it.
+VERB_SINCE = {"ADD": "0.1.0", "DEL": "0.1.0", "CHECK": "0.4.0", "GC": "1.1.0", "STATUS": "1.1.0"}
+DEL_PREV_RESULT_SINCE = "0.4.0"  # DEL carries the cached result as prevResult from the version that brought CHECK
 STATUS_CODES = {50: "not ready", 51: "degraded"}
 
 _RULES_IMPORT = threading.Lock()
@@ -60,8 +66,10 @@ class CheckReport:
 
 @dataclass
 class Attachment:
-    """The runtime parameters of one attachment (libcni's RuntimeConf)."""
+    """One attachment of network ``network``: the runtime parameters of libcni's RuntimeConf,
+    and with the network's name, its key."""
 
+    network: str
     container_id: str
     netns: str
     ifname: str = DEFAULT_IFNAME
@@ -73,14 +81,15 @@ class Attachment:
         check_container_id(self.container_id, f"{prefix}container_id")
         check_ifname(self.ifname, f"{prefix}ifname")
 
-    def key(self, network_name: str) -> AttachmentKey:
-        """The key of this attachment on network ``network_name``, checked."""
-        return AttachmentKey(network_name, self.container_id, self.ifname)
+    @property
+    def key(self) -> AttachmentKey:
+        """The key of this attachment (network, container ID, ifname), checked."""
+        return AttachmentKey(self.network, self.container_id, self.ifname)
 
     @classmethod
     def from_cache(cls, entry: _cache.CacheEntry, netns: str = "") -> Attachment:
         """The attachment as its ADD made it; ``netns`` stands in where the entry names none."""
-        return cls(entry.container_id, entry.effective_netns or netns, entry.ifname, entry.cni_args,
+        return cls(entry.network, entry.container_id, entry.effective_netns or netns, entry.ifname, entry.cni_args,
                    entry.capability_args)
 
 
@@ -99,6 +108,11 @@ class Engine:
         self.cache_dir = cache_dir
 
     # -- versions and requests -------------------------------------------------------------
+
+    def available(self, network: NetworkList, verb: str) -> bool:
+        """Whether ``network``, at the version it runs at, has ``verb`` (a key of ``VERB_SINCE``).
+        ``disableCheck`` and ``disableGC`` are the list's own choice, not availability."""
+        return supports(self.version_of(network), VERB_SINCE[verb])
 
     def plugin_versions(self, network: NetworkList) -> list:
         """Each plugin's supported versions, from its (memoised) VERSION answer."""
@@ -152,9 +166,9 @@ class Engine:
         namespace. On failure the whole list is DELeted in reverse, nothing is cached, and the
         error says which plugin failed (and what the rollback could not undo). An ADD
         interrupted earlier (its intent marker is still there) is DELeted before this one starts.
-        ``requested_ips`` asks the IPAM for these addresses (CNI_ARGS ``IP``, which host-local
-        and static read); the cache records the attachment's own arguments."""
-        key = attachment.key(network.name)
+        ``requested_ips`` asks the IPAM for these addresses (CNI_ARGS ``IP``, which an IPAM that
+        honours requested addresses reads); the cache records the attachment's own arguments."""
+        key = _key(network, attachment)
         version = self.version_of(network)
         calls = _with_requested_ips(attachment, requested_ips)
         with _cache.attachment_lock(self.cache_dir, key), \
@@ -186,11 +200,11 @@ class Engine:
 
     def refuse_taken_ifname(self, network: NetworkList, attachment: Attachment) -> None:
         """InterfaceInUseError when ``attachment.ifname`` already exists in the namespace, unless
-        the list's first plugin configures an existing interface (loopback, on the ``lo`` every
-        namespace has) rather than creating one."""
+        the list configures an existing interface (as on the ``lo`` every namespace has) rather
+        than creating one: the rules registry says which."""
         if not interface_exists(attachment.netns, attachment.ifname):
             return
-        if plugin_rules().configures_existing_interface(network.plugins[0]["type"]):
+        if plugin_rules().configures_existing_interface(network.plugins):
             return
         netns = canonical_netns(attachment.netns)
         entries, _problems = _cache.list_entries(self.cache_dir)
@@ -201,23 +215,6 @@ class Engine:
             f"cannot attach network {network.name}: interface {attachment.ifname} already exists in network "
             f"namespace {attachment.netns} ({owner}); nothing was changed. Choose another ifname, or detach "
             "what holds it first")
-
-    def interrupted(self, network_name: str, attachment: Attachment) -> bool:
-        """True when an ADD of this attachment was started and never finished nor rolled back."""
-        return _cache.is_pending(self.cache_dir, attachment.key(network_name))
-
-    def clear_finished_intent(self, network_name: str, attachment: Attachment) -> None:
-        """Remove the intent marker of an ADD that did finish: a kill between writing the cache
-        entry (the ADD's last step) and removing the marker leaves both, and the complete entry
-        proves the ADD done."""
-        key = attachment.key(network_name)
-        with _cache.attachment_lock(self.cache_dir, key):
-            try:
-                entry = _cache.read_entry(self.cache_dir, key)
-            except _cache.CacheError:
-                return
-            if entry is not None and entry.config is not None and entry.result is not None:
-                _cache.clear_pending(self.cache_dir, key)
 
     @staticmethod
     def _parse_result(plugin: dict, stdout: bytes, version: str) -> dict:
@@ -243,13 +240,22 @@ class Engine:
         Idempotent; runs even without a usable cache entry. Every plugin is asked, even after
         one fails (DEL is best effort), and the cache entry is kept for a retry if any failed.
         Returns whether a cache entry (usable or not) existed."""
-        key = attachment.key(network.name)
         version = self.version_of(network)
-        with _cache.attachment_lock(self.cache_dir, key):
+        with _cache.attachment_lock(self.cache_dir, _key(network, attachment)):
             return self._delete_unlocked(network, version, attachment)
 
+    def delete_as_added(self, entry: _cache.CacheEntry, netns: str = "") -> bool:
+        """DEL the attachment of a cache entry with what its ADD used: the cached configuration,
+        netns (``netns`` stands in where the entry names none) and arguments. As :meth:`delete`."""
+        with _cache.attachment_lock(self.cache_dir, entry.key):
+            return self._delete_as_added_unlocked(entry, netns)
+
+    def _delete_as_added_unlocked(self, entry: _cache.CacheEntry, netns: str = "") -> bool:
+        network = self.cached_network(entry)
+        return self._delete_unlocked(network, self.version_of(network), Attachment.from_cache(entry, netns))
+
     def _delete_unlocked(self, network: NetworkList, version: str, attachment: Attachment) -> bool:
-        key = attachment.key(network.name)
+        key = _key(network, attachment)
         cached_result, existed = self._tolerant_cached_result(key)
         errors = self._delete_plugins(network, version, attachment, cached_result)
         if errors:
@@ -269,7 +275,7 @@ class Engine:
     def _delete_plugins(self, network: NetworkList, version: str, attachment: Attachment,
                         prev_result: dict | None) -> list:
         """DEL each plugin in reverse order; return the errors instead of stopping at one."""
-        if prev_result is not None and not supports(version, CHECK_MIN_VERSION):
+        if prev_result is not None and not supports(version, DEL_PREV_RESULT_SINCE):
             prev_result = None  # before 0.4.0 DEL carries no prevResult
         if prev_result is not None:
             try:
@@ -288,11 +294,11 @@ class Engine:
 
     def check(self, network: NetworkList, attachment: Attachment) -> CheckReport:
         """CHECK every plugin, in order, with the cached result; raise at the first failure."""
-        key = attachment.key(network.name)
+        key = _key(network, attachment)
         version = self.version_of(network)
-        if not supports(version, CHECK_MIN_VERSION):
+        if not supports(version, VERB_SINCE["CHECK"]):
             raise CheckNotAvailable(f"CHECK is not available for network {network.name} at cniVersion {version} "
-                                    f"(it needs {CHECK_MIN_VERSION} or later)")
+                                    f"(it needs {VERB_SINCE['CHECK']} or later)")
         if network.disable_check:
             return CheckReport(ran=False)
         report = CheckReport(ran=True)
@@ -325,16 +331,6 @@ class Engine:
             return
         raise error
 
-    def record_reported_defects(self, network_name: str, attachment: Attachment, names: list) -> None:
-        """Remember in our cache entry that these tolerated defects were reported, so that they
-        are reported once per attachment, not on every run."""
-        key = attachment.key(network_name)
-        with _cache.attachment_lock(self.cache_dir, key):
-            entry = _cache.read_entry(self.cache_dir, key)
-            if entry is not None and entry.managed:
-                entry.reported_defects = sorted(set(entry.reported_defects) | set(names))
-                _cache.write_entry(self.cache_dir, entry)
-
     def tidy(self) -> None:
         """Delete our lock files nobody holds, and the lock and intent-marker directories once
         empty, so that a host whose attachments are all gone keeps no trace of ours. The verbs
@@ -362,8 +358,9 @@ class Engine:
             return report
         version = self.version_of(network)
         with _cache.network_gc_lock(self.cache_dir, network.name):
-            valid = self._delete_stale(network.name, valid_attachments, keep, lambda _entry: (network, version), report)
-            if supports(version, GC_STATUS_MIN_VERSION):
+            valid = self._delete_stale(network.name, valid_attachments, keep, report,
+                                       lambda entry: self._delete_unlocked(network, version, Attachment.from_cache(entry)))
+            if supports(version, VERB_SINCE["GC"]):
                 for plugin in network.plugins:
                     try:
                         self._call(network, plugin, "GC", version,
@@ -380,20 +377,15 @@ class Engine:
         sent: there is no current list to send it to."""
         check_network_name(network_name, "network")
         report = {"deleted": [], "errors": []}
-
-        def network_at_add(entry: _cache.CacheEntry) -> tuple:
-            network = self.cached_network(entry)
-            return network, self.version_of(network)
-
         with _cache.network_gc_lock(self.cache_dir, network_name):
-            self._delete_stale(network_name, [], keep, network_at_add, report)
+            self._delete_stale(network_name, [], keep, report, self._delete_as_added_unlocked)
         self.tidy()
         return report
 
-    def _delete_stale(self, network_name: str, valid_attachments: list, keep, network_of, report: dict) -> list:
+    def _delete_stale(self, network_name: str, valid_attachments: list, keep, report: dict, delete) -> list:
         """Under the network's GC lock: DEL every cached attachment neither in
-        ``valid_attachments`` nor accepted by ``keep``, with the network and version
-        ``network_of(entry)`` gives, into ``report``. Returns the valid set as GC sends it."""
+        ``valid_attachments`` nor accepted by ``keep`` with ``delete(entry)``, into ``report``.
+        Returns the valid set as GC sends it."""
         entries, problems = _cache.list_entries(self.cache_dir, network_name)
         kept = [(e.container_id, e.ifname) for e in entries if keep is not None and keep(e)]
         # A file nobody can read may be a live container's (a runtime crashed writing it): valid.
@@ -404,8 +396,7 @@ class Engine:
             if (entry.container_id, entry.ifname) in valid_keys:
                 continue
             try:
-                network, version = network_of(entry)
-                self._delete_unlocked(network, version, Attachment.from_cache(entry))
+                delete(entry)
                 report["deleted"].append({"container_id": entry.container_id, "ifname": entry.ifname,
                                           "netns": entry.effective_netns, "managed": entry.managed})
             except CNIError as exc:
@@ -414,9 +405,9 @@ class Engine:
 
     def status(self, network: NetworkList) -> list:
         """Each plugin's STATUS (1.1.0 and later): ready, or the code and message it gave."""
-        version = self.version_of(network)
-        if not supports(version, GC_STATUS_MIN_VERSION):
+        if not self.available(network, "STATUS"):
             return []
+        version = self.version_of(network)
         statuses = []
         for plugin in network.plugins:
             state = {"plugin": plugin["type"], "ready": True, "state": "ready", "code": None, "msg": ""}
@@ -430,14 +421,24 @@ class Engine:
 
     # -- the cache, for callers deciding what to do ------------------------------------------
 
-    def cached_entry(self, network_name: str, attachment: Attachment) -> _cache.CacheEntry | None:
+    def cached_entry(self, attachment: Attachment) -> _cache.CacheEntry | None:
         """The cache entry of an attachment; CacheError when the file is unusable."""
-        return _cache.read_entry(self.cache_dir, attachment.key(network_name))
+        return _cache.read_entry(self.cache_dir, attachment.key)
 
     @staticmethod
     def cached_network(entry: _cache.CacheEntry) -> NetworkList:
         """The network list as it was at ADD, from the entry's cached config bytes."""
         return parse_network_list(entry.config, source=entry.path)
+
+
+def _key(network: NetworkList, attachment: Attachment) -> AttachmentKey:
+    """The attachment's key, which must be of the list the verb runs: the cache entry is written
+    under the key, the requests carry the list's name."""
+    key = attachment.key
+    if key.network != network.name:
+        raise ConfigError("network", f"the attachment is of network {key.network}, the verb runs network {network.name}",
+                          network.name)
+    return key
 
 
 def _with_requested_ips(attachment: Attachment, requested_ips: list | None) -> Attachment:

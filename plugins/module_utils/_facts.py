@@ -14,11 +14,11 @@ import os
 from . import _netns
 from ._argspec import ArgumentSpec
 from ._conflist import ConfDir, NetworkList, libcni_order, load_conf_dir
-from ._engine import GC_STATUS_MIN_VERSION, Engine
+from ._engine import Engine
 from ._errors import CNIError
 from ._exec import Executor, PluginExecutor
 from ._identifiers import NETNS_DIR
-from ._result import summarise, supports
+from ._result import summarise
 
 GATHER_SUBSETS = ("plugins", "networks", "attachments", "namespaces")
 
@@ -108,7 +108,7 @@ def _run_version(network: NetworkList, engine: Engine) -> str:
 def _status(network: NetworkList, engine: Engine) -> list | None:
     """Each plugin's STATUS, or None where the network's version predates STATUS."""
     try:
-        if not supports(engine.version_of(network), GC_STATUS_MIN_VERSION):
+        if not engine.available(network, "STATUS"):
             return None
         return engine.status(network)
     except CNIError as exc:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ._argspec import ArgumentSpec
 from ._conflist import NetworkList, find_network, load_conf_dir
 from ._defaults import DEFAULT_IFNAME
-from ._engine import Attachment, Engine
+from ._engine import Engine
 from ._errors import CNIError
 from ._identifiers import canonical_netns, check_container_id, check_ifname
 from ._netns import is_live
@@ -44,7 +44,7 @@ def delete_attachments(engine: Engine, entries: list) -> tuple:
     deleted, errors = [], []
     for entry in entries:
         try:
-            engine.delete(engine.cached_network(entry), Attachment.from_cache(entry))
+            engine.delete_as_added(entry)
         except CNIError as exc:
             errors.append(exc)
             continue

@@ -88,7 +88,7 @@ def _address(result: dict) -> str:
 def test_bridge_attachment_gets_a_lease_and_a_rerun_is_unchanged(lab, make_netns):
     server, daemon, engine = lab
     network = _bridge_network(server, daemon)
-    attachment = Attachment("cnit-e-c1", make_netns(), "eth0")
+    attachment = Attachment(network.name, "cnit-e-c1", make_netns(), "eth0")
     address = _address(engine.add(network, attachment))
     assert server.in_range(address)
     assert address in server.leases()
@@ -117,7 +117,7 @@ def test_bridge_del_ends_the_daemons_hold_but_no_dhcprelease_reaches_the_server(
     file until its lease time runs out (docs/user-guide.md)."""
     server, daemon, engine = lab
     network = _bridge_network(server, daemon)
-    attachment = Attachment("cnit-e-c1", make_netns(), "eth0")
+    attachment = Attachment(network.name, "cnit-e-c1", make_netns(), "eth0")
     address = _address(engine.add(network, attachment))
     assert engine.delete(network, attachment) is True
     assert f"{_client_id(network, attachment)}: releasing lease" in daemon.log()
@@ -144,7 +144,7 @@ def test_macvlan_attachment_on_a_port_of_the_test_bridge_gets_a_lease(lab, make_
     network = parse_network_list({"cniVersion": "1.0.0", "name": "cnit-dhcp-mv", "plugins": [
         {"type": "macvlan", "master": master, "mode": "bridge",
          "ipam": {"type": "dhcp", "daemonSocketPath": daemon.socket_path}}]})
-    first, second = (Attachment(f"cnit-e-m{n}", make_netns(), "eth0") for n in (1, 2))
+    first, second = (Attachment(network.name, f"cnit-e-m{n}", make_netns(), "eth0") for n in (1, 2))
     addresses = {_address(engine.add(network, first)), _address(engine.add(network, second))}
     assert len(addresses) == 2 and all(server.in_range(a) for a in addresses)
     assert engine.check(network, first).ran
@@ -160,7 +160,7 @@ def test_macvlan_attachment_on_a_port_of_the_test_bridge_gets_a_lease(lab, make_
 def test_del_after_a_daemon_restart_succeeds(lab, make_netns):
     server, daemon, engine = lab
     network = _bridge_network(server, daemon)
-    attachment = Attachment("cnit-e-c1", make_netns(), "eth0")
+    attachment = Attachment(network.name, "cnit-e-c1", make_netns(), "eth0")
     engine.add(network, attachment)
     daemon.stop()
     daemon.start()  # knows nothing of the lease taken before
@@ -175,7 +175,7 @@ def test_check_after_a_daemon_restart_takes_the_lease_again(lab, make_netns):
     CHECKs, resumes the renewal a restart stopped."""
     server, daemon, engine = lab
     network = _bridge_network(server, daemon)
-    attachment = Attachment("cnit-e-c1", make_netns(), "eth0")
+    attachment = Attachment(network.name, "cnit-e-c1", make_netns(), "eth0")
     address = _address(engine.add(network, attachment))
     daemon.stop()
     daemon.start()
@@ -193,7 +193,7 @@ def test_gc_of_a_vanished_namespace_ends_the_lease_renewal(lab, make_netns):
     server, daemon, engine = lab
     network = _bridge_network(server, daemon)
     netns = make_netns()
-    attachment = Attachment("cnit-e-c1", netns, "eth0")
+    attachment = Attachment(network.name, "cnit-e-c1", netns, "eth0")
     engine.add(network, attachment)
     subprocess.run(["ip", "netns", "del", os.path.basename(netns)], check=True)
     report = engine.gc(network, valid_attachments=[])

@@ -111,7 +111,7 @@ def test_add_check_del_del(setup, make_netns, version, chained):
     netns = make_netns()
     network = _conflist("cnit-e-net", version, bridge, subnet, data_dir, chained)
     caps = {"portMappings": [{"hostPort": HOST_PORT, "containerPort": 80, "protocol": "tcp"}]} if chained else {}
-    attachment = Attachment("cnit-e-c1", netns, "eth0", capability_args=caps)
+    attachment = Attachment(network.name, "cnit-e-c1", netns, "eth0", capability_args=caps)
 
     result = engine.add(network, attachment)
     assert result["cniVersion"] == version
@@ -155,7 +155,7 @@ def test_chain_whose_third_plugin_fails_leaves_nothing_behind(setup, make_netns,
     failing = {"type": "cnit-e-fail"} if third == "fake" else {"type": "tuning", "mac": "not-a-mac"}
     raw["plugins"] += [{"type": "tuning", "mtu": 1300}, failing, {"type": "bandwidth"}]
     network = parse_network_list(raw)
-    attachment = Attachment("cnit-e-c1", netns, "eth0")
+    attachment = Attachment(network.name, "cnit-e-c1", netns, "eth0")
 
     with pytest.raises(OperationError, match="refusing on purpose" if third == "fake" else "invalid MAC address") as info:
         engine.add(network, attachment)
@@ -172,8 +172,8 @@ def test_chain_whose_third_plugin_fails_leaves_nothing_behind(setup, make_netns,
 def test_two_namespaces_on_the_bridge_reach_each_other(setup, make_netns):
     engine, data_dir, bridge, subnet = setup
     network = _conflist("cnit-e-net", "1.0.0", bridge, subnet, data_dir, chained=False)
-    first = Attachment("cnit-e-c1", make_netns(), "eth0")
-    second = Attachment("cnit-e-c2", make_netns(), "eth0")
+    first = Attachment(network.name, "cnit-e-c1", make_netns(), "eth0")
+    second = Attachment(network.name, "cnit-e-c2", make_netns(), "eth0")
     engine.add(network, first)
     peer = _result_address(engine.add(network, second)).split("/")[0]
     ping = run("ip", "netns", "exec", os.path.basename(first.netns), "ping", "-c", "1", "-W", "5", peer, check=False)
@@ -186,7 +186,7 @@ def test_two_namespaces_on_the_bridge_reach_each_other(setup, make_netns):
 def test_check_finds_a_broken_attachment_and_del_still_cleans_up(setup, make_netns):
     engine, data_dir, bridge, subnet = setup
     network = _conflist("cnit-e-net", "1.0.0", bridge, subnet, data_dir, chained=False)
-    attachment = Attachment("cnit-e-c1", make_netns(), "eth0")
+    attachment = Attachment(network.name, "cnit-e-c1", make_netns(), "eth0")
     engine.add(network, attachment)
     run("ip", "-n", os.path.basename(attachment.netns), "link", "del", "eth0")
     with pytest.raises(PluginError) as info:
@@ -220,7 +220,7 @@ def test_gc_deletes_the_stale_attachment_and_the_plugins_free_nothing_themselves
     (with the valid attachments) frees nothing, as an address reserved behind the cache's back shows."""
     engine, data_dir, bridge, subnet = setup
     network = _conflist("cnit-e-net", NEWEST, bridge, subnet, data_dir, chained=True)
-    kept, stale, unknown = (Attachment(f"cnit-e-c{n}", make_netns(), "eth0") for n in (1, 2, 3))
+    kept, stale, unknown = (Attachment(network.name, f"cnit-e-c{n}", make_netns(), "eth0") for n in (1, 2, 3))
     addresses = {a.container_id: _result_address(engine.add(network, a)).split("/")[0] for a in (kept, stale, unknown)}
     _cache_file(engine, "cnit-e-net", unknown).unlink()  # a reservation the cache knows nothing of
 
@@ -245,12 +245,12 @@ def test_an_interface_name_taken_by_another_network_is_refused_and_left_alone(se
     first = _conflist("cnit-e-net", "1.0.0", bridge, subnet, data_dir, chained=False)
     second = _conflist("cnit-e-net2", "1.0.0", bridge + "b", "10.250.251.0/24", data_dir, chained=False)
     netns = make_netns()
-    engine.add(first, Attachment("cnit-e-c1", netns, "eth0"))
+    engine.add(first, Attachment(first.name, "cnit-e-c1", netns, "eth0"))
     (before,) = _link(netns)
 
     with pytest.raises(InterfaceInUseError, match=r"interface eth0 already exists in network namespace .* "
                                                   r"\(it belongs to network cnit-e-net \(container ID cnit-e-c1\)\)"):
-        engine.add(second, Attachment("cnit-e-c2", netns, "eth0"))
+        engine.add(second, Attachment(second.name, "cnit-e-c2", netns, "eth0"))
 
     assert _link(netns) == [before]  # the first network's eth0 is untouched
     assert _reservations(data_dir, "cnit-e-net2") == [] and _reservations(data_dir, "cnit-e-net")
@@ -261,12 +261,12 @@ def test_a_repair_keeps_the_address_host_local_gave(setup, make_netns):
     engine, data_dir, bridge, subnet = setup
     network = _conflist("cnit-e-net", "1.0.0", bridge, subnet, data_dir, chained=False)
     netns = make_netns()
-    desired = _attach.Desired(network.name, lambda: network, Attachment("cnit-e-c1", netns, "eth0"))
+    desired = _attach.Desired(lambda: network, Attachment(network.name, "cnit-e-c1", netns, "eth0"))
     # Two others first, so that a plain ADD would not be handed the same address again.
     for other in ("cnit-e-c0", "cnit-e-c9"):
-        engine.add(network, Attachment(other, make_netns(), "eth0"))
+        engine.add(network, Attachment(network.name, other, make_netns(), "eth0"))
     added = _attach.item_result(desired, _attach.converge(engine, desired))
-    engine.delete(network, Attachment("cnit-e-c0", "", "eth0"))  # frees a lower address
+    engine.delete(network, Attachment(network.name, "cnit-e-c0", "", "eth0"))  # frees a lower address
     run("ip", "-n", os.path.basename(netns), "link", "del", "eth0")  # broken behind our back
 
     repaired = _attach.item_result(desired, _attach.converge(engine, desired))
@@ -278,10 +278,10 @@ def test_a_repair_keeps_the_address_host_local_gave(setup, make_netns):
 def test_a_bridge_whose_mac_moved_as_ports_joined_is_not_repaired(setup, make_netns):
     engine, data_dir, bridge, subnet = setup
     network = _conflist("cnit-e-net", "1.0.0", bridge, subnet, data_dir, chained=False)
-    desired = _attach.Desired(network.name, lambda: network, Attachment("cnit-e-c1", make_netns(), "eth0"))
+    desired = _attach.Desired(lambda: network, Attachment(network.name, "cnit-e-c1", make_netns(), "eth0"))
     first = _attach.converge(engine, desired)
     # A bridge without a fixed MAC takes its ports' lowest: give a new port the lowest possible.
-    engine.add(network, Attachment("cnit-e-c2", make_netns(), "eth0"))
+    engine.add(network, Attachment(network.name, "cnit-e-c2", make_netns(), "eth0"))
     run("ip", "link", "set", "dev", bridge, "address", "02:00:00:00:00:01")
 
     again = _attach.converge(engine, desired)
@@ -310,7 +310,8 @@ def test_whole_number_floats_in_a_file_reach_the_plugins_as_libcni_sends_them(se
     text = text.replace('"mtu": 1400', '"mtu": 1400.0').replace("8000000", "8e6").replace("1000000", "1e6")
     netns = make_netns()
 
-    engine.add(parse_network_list(text.encode()), Attachment("cnit-e-c1", netns, "eth0"))
+    network = parse_network_list(text.encode())
+    engine.add(network, Attachment(network.name, "cnit-e-c1", netns, "eth0"))
 
     assert _link(netns)[0]["mtu"] == 1400
 
@@ -323,7 +324,7 @@ def test_loopback_configures_lo_which_every_namespace_has(setup, make_netns):
     engine = setup[0]
     netns = make_netns()
     network = _loopback_network()
-    desired = _attach.Desired(network.name, lambda: network, Attachment("cnit-e-c1", netns, "lo"))
+    desired = _attach.Desired(lambda: network, Attachment(network.name, "cnit-e-c1", netns, "lo"))
 
     assert _attach.converge(engine, desired, check_mode=True).action == "added"
     assert _attach.converge(engine, desired).action == "added"
@@ -334,9 +335,10 @@ def test_loopback_configures_lo_which_every_namespace_has(setup, make_netns):
 def test_check_mode_refuses_a_taken_interface_name_as_the_real_run_does(setup, make_netns):
     engine, data_dir, bridge, subnet = setup
     netns = make_netns()
-    engine.add(_conflist("cnit-e-net", "1.0.0", bridge, subnet, data_dir, chained=False), Attachment("cnit-e-c1", netns, "eth0"))
+    engine.add(_conflist("cnit-e-net", "1.0.0", bridge, subnet, data_dir, chained=False),
+               Attachment("cnit-e-net", "cnit-e-c1", netns, "eth0"))
     second = _conflist("cnit-e-net2", "1.0.0", bridge + "b", "10.250.251.0/24", data_dir, chained=False)
-    desired = _attach.Desired(second.name, lambda: second, Attachment("cnit-e-c2", netns, "eth0"))
+    desired = _attach.Desired(lambda: second, Attachment(second.name, "cnit-e-c2", netns, "eth0"))
 
     for check_mode in (True, False):
         with pytest.raises(InterfaceInUseError, match="interface eth0 already exists"):
@@ -355,7 +357,7 @@ def test_a_route_without_gw_is_not_taken_for_a_broken_attachment(setup, make_net
     engine, data_dir, bridge, subnet = setup
     network = _routed_network(bridge, subnet, data_dir)
     netns = make_netns()
-    desired = _attach.Desired(network.name, lambda: network, Attachment("cnit-e-c1", netns, "eth0"))
+    desired = _attach.Desired(lambda: network, Attachment(network.name, "cnit-e-c1", netns, "eth0"))
     first = _attach.converge(engine, desired)
 
     again = _attach.converge(engine, desired)

@@ -75,7 +75,7 @@ def setup(tmp_path, make_netns, bridge_name, subnet, libcni):
                     {"type": "tuning", "mtu": 1400}]}))
     netns = make_netns()
     engine = Engine([PLUGINS], str(cache_dir), timeout=30)
-    attachment = Attachment(cnitool_container_id(netns), netns)
+    attachment = Attachment("cnit-e-interop", cnitool_container_id(netns), netns)
     return engine, find_network(str(conf_dir), "cnit-e-interop"), attachment, conf_dir, tmp_path
 
 
@@ -100,7 +100,7 @@ def test_libcni_reads_checks_and_deletes_what_the_engine_added(libcni, setup):
     assert check.returncode == 0, check.stderr
     delete = run_libcni(libcni, "del", conf_dir, engine.cache_dir, attachment.netns)
     assert delete.returncode == 0, delete.stderr
-    assert engine.cached_entry(network.name, attachment) is None
+    assert engine.cached_entry(attachment) is None
     assert reservations(tmp_path) == []
 
 
@@ -109,7 +109,7 @@ def test_engine_reads_checks_and_deletes_what_libcni_added(libcni, setup):
     add = run_libcni(libcni, "add", conf_dir, engine.cache_dir, attachment.netns)
     assert add.returncode == 0, add.stderr
     added = json.loads(add.stdout)
-    entry = engine.cached_entry(network.name, attachment)
+    entry = engine.cached_entry(attachment)
     assert entry.result["ips"] == added["ips"]
     assert entry.config == (conf_dir / "10-interop.conflist").read_bytes()
     assert engine.check(network, attachment).ran
@@ -124,7 +124,7 @@ def test_libcni_gc_deletes_every_attachment_it_is_not_told_is_valid_the_collecti
     """libcni's GCNetworkList (cnitool gc) DELs every cached attachment of the network missing from
     its valid list, whoever made it: beside the collection, pass its attachments as valid."""
     engine, network, kept, conf_dir, tmp_path = setup
-    dropped = Attachment(cnitool_container_id(make_netns()), make_netns())
+    dropped = Attachment(network.name, cnitool_container_id(make_netns()), make_netns())
     kept_address = engine.add(network, kept)["ips"][0]["address"].split("/")[0]
     engine.add(network, dropped)
     assert len(reservations(tmp_path)) == 2
@@ -132,13 +132,13 @@ def test_libcni_gc_deletes_every_attachment_it_is_not_told_is_valid_the_collecti
     gc = run_libcni(gc_libcni, "gc", conf_dir, engine.cache_dir, "-",
                     CNI_VALID_ATTACHMENTS=f"{kept.container_id}/{kept.ifname}")
     assert gc.returncode == 0, gc.stderr
-    assert engine.cached_entry(network.name, kept) is not None
-    assert engine.cached_entry(network.name, dropped) is None
+    assert engine.cached_entry(kept) is not None
+    assert engine.cached_entry(dropped) is None
     assert reservations(tmp_path) == [kept_address]
 
     gc = run_libcni(gc_libcni, "gc", conf_dir, engine.cache_dir, "-")
     assert gc.returncode == 0, gc.stderr
-    assert engine.cached_entry(network.name, kept) is None
+    assert engine.cached_entry(kept) is None
     assert reservations(tmp_path) == []
 
 

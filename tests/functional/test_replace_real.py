@@ -53,7 +53,7 @@ def rolled(tmp_path, make_netns, bridge_name, subnet):
     namespaces = [make_netns(), make_netns()]
 
     def converge(network, netns, check_mode=False):
-        desired = _attach.Desired(NETWORK, lambda: network, Attachment(f"c-{os.path.basename(netns)}", netns))
+        desired = _attach.Desired(lambda: network, Attachment(NETWORK, f"c-{os.path.basename(netns)}", netns))
         return _attach.converge(engine, desired, check_mode)
 
     def network(new_subnet, *extra, **options):

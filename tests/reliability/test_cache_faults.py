@@ -16,7 +16,6 @@ from conftest import PREFIX, addresses_in, link_names, valid_cache_files
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _cache
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
-from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import AttachmentKey
 
 
 def _truncated(data: bytes) -> bytes:
@@ -77,13 +76,13 @@ def attached(host):
         {"type": "portmap", "capabilities": {"portMappings": True}, "snat": False},
     ], subnet=f"10.247.{host.index}.0/24")
     network = parse_network_list(conf)
-    item = Attachment(f"{PREFIX}c{host.index}", host.netns(f"c{host.index}"), "eth0",
+    item = Attachment(network.name, f"{PREFIX}c{host.index}", host.netns(f"c{host.index}"), "eth0",
                       capability_args={"portMappings": [{"hostPort": 22000 + host.index, "containerPort": 80,
                                                          "protocol": "tcp"}]})
     engine = Engine(host.cni_path, host.cache_dir, timeout=20)
-    desired = _attach.Desired(network.name, lambda: network, item)
+    desired = _attach.Desired(lambda: network, item)
     assert _attach.converge(engine, desired).action == "added"
-    path = _cache.entry_path(host.cache_dir, AttachmentKey(network.name, item.container_id, item.ifname))
+    path = _cache.entry_path(host.cache_dir, item.key)
     return engine, desired, path
 
 
@@ -98,7 +97,7 @@ def _corrupt(path: str, how: str) -> None:
 def test_del_cleans_up_with_an_unusable_cache_file(host, attached, how):
     engine, desired, path = attached
     _corrupt(path, how)
-    absent = _attach.Desired(desired.network_name, desired.load_network, desired.attachment, state="absent")
+    absent = _attach.Desired(desired.load_network, desired.attachment, state="absent")
 
     assert _attach.converge(engine, absent).action == "deleted"
 
@@ -146,7 +145,7 @@ def test_marker_left_after_the_cache_was_written_is_cleared(host, attached):
     attachment is complete, and the next run must not leave the marker behind forever."""
     engine, desired, _path = attached
     item = desired.attachment
-    _cache.mark_pending(host.cache_dir, AttachmentKey(desired.network_name, item.container_id, item.ifname))
+    _cache.mark_pending(host.cache_dir, item.key)
 
     outcome = _attach.converge(engine, desired)
 

@@ -15,6 +15,7 @@ from conftest import PREFIX, addresses_in, link_names, run
 from fakeplugin import FakePlugins
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _cache
+from ansible_collections.cnikit.cni.plugins.module_utils._attach_records import interrupted
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import OperationError
@@ -34,7 +35,7 @@ def chain(host, tuning=None, fail_at=None, **conflist_args) -> dict:
 
 def attachment(host, name="c1", port=None) -> Attachment:
     port = port or 20000 + host.index
-    return Attachment(f"{PREFIX}{name}", host.netns(name), "eth0",
+    return Attachment(f"{PREFIX}chain{host.index}", f"{PREFIX}{name}", host.netns(name), "eth0",
                       capability_args={"portMappings": [{"hostPort": port, "containerPort": 80, "protocol": "tcp"}]})
 
 
@@ -115,7 +116,7 @@ def test_failure_at_every_position_is_rolled_back(host, position):
         run("ip", "link", "del", host.bridge)
     # Without the fault the same declaration converges, and a DEL leaves nothing.
     fixed = parse_network_list(chain(host))
-    desired = _attach.Desired(fixed.name, lambda: fixed, attachment_with_port(item, 20000 + host.index))
+    desired = _attach.Desired(lambda: fixed, attachment_with_port(item, 20000 + host.index))
     outcome = _attach.converge(engine, desired)
     assert outcome.action == "added"
     assert len(addresses_in(item.netns)) == 1
@@ -124,7 +125,7 @@ def test_failure_at_every_position_is_rolled_back(host, position):
 
 
 def attachment_with_port(item: Attachment, port: int) -> Attachment:
-    return Attachment(item.container_id, item.netns, item.ifname,
+    return Attachment(item.network, item.container_id, item.netns, item.ifname,
                       capability_args={"portMappings": [{"hostPort": port, "containerPort": 80, "protocol": "tcp"}]})
 
 
@@ -205,10 +206,10 @@ def test_rollback_that_fails_is_finished_by_the_next_run(host):
     with pytest.raises(OperationError) as caught:
         engine.add(network, item)
     assert [str(e) for e in caught.value.cleanup_errors] == ["plugin fail failed (DEL) [code 12]: stuck"]
-    assert engine.interrupted(network.name, item)
+    assert interrupted(engine, item)
 
     fakes.configure("fail")  # the fault is gone
-    outcome = _attach.converge(engine, _attach.Desired(network.name, lambda: network, item))
+    outcome = _attach.converge(engine, _attach.Desired(lambda: network, item))
     assert outcome.action == "repaired"
     assert len(addresses_in(item.netns)) == 1
     assert link_names(os.path.basename(item.netns)) == ["lo", "eth0"]

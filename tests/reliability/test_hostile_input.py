@@ -68,11 +68,11 @@ def _enter(manager):
 
 # (what, expected option path, call with the bad value)
 NAME_CALLS = [
-    ("Engine.add container_id", "container_id", lambda v: ENGINE.add(network(), Attachment(v, NETNS))),
-    ("Engine.delete container_id", "container_id", lambda v: ENGINE.delete(network(), Attachment(v, NETNS))),
-    ("Engine.check container_id", "container_id", lambda v: ENGINE.check(network(), Attachment(v, NETNS))),
-    ("Engine.add network name", "network", lambda v: ENGINE.add(network(v), Attachment("c1", NETNS))),
-    ("Engine.delete network name", "network", lambda v: ENGINE.delete(network(v), Attachment("c1", NETNS))),
+    ("Engine.add container_id", "container_id", lambda v: ENGINE.add(network(), Attachment("cnit-r-net", v, NETNS))),
+    ("Engine.delete container_id", "container_id", lambda v: ENGINE.delete(network(), Attachment("cnit-r-net", v, NETNS))),
+    ("Engine.check container_id", "container_id", lambda v: ENGINE.check(network(), Attachment("cnit-r-net", v, NETNS))),
+    ("Engine.add network name", "network", lambda v: ENGINE.add(network(v), Attachment(v, "c1", NETNS))),
+    ("Engine.delete network name", "network", lambda v: ENGINE.delete(network(v), Attachment(v, "c1", NETNS))),
     ("Engine.gc network name", "network", lambda v: ENGINE.gc(network(v), [])),
     ("cache write container_id", "container_id",
      lambda v: _cache.write_entry("/nonexistent/cache", _cache.CacheEntry("n", v, "eth0"))),
@@ -86,8 +86,8 @@ NAME_CALLS = [
      lambda v: check_valid_attachments([{"container_id": v}])),
 ]
 IFNAME_CALLS = [
-    ("Engine.add ifname", "ifname", lambda v: ENGINE.add(network(), Attachment("c1", NETNS, v))),
-    ("Engine.delete ifname", "ifname", lambda v: ENGINE.delete(network(), Attachment("c1", NETNS, v))),
+    ("Engine.add ifname", "ifname", lambda v: ENGINE.add(network(), Attachment("cnit-r-net", "c1", NETNS, v))),
+    ("Engine.delete ifname", "ifname", lambda v: ENGINE.delete(network(), Attachment("cnit-r-net", "c1", NETNS, v))),
     ("cache read ifname", "ifname", lambda v: _cache.read_entry("/nonexistent/cache", AttachmentKey("n", "c1", v))),
     ("GC valid_attachments ifname", "valid_attachments[0].ifname",
      lambda v: check_valid_attachments([{"container_id": "c1", "ifname": v}])),

@@ -126,11 +126,11 @@ def test_user_data_reaches_plugins_only_as_environment_and_stdin(tmp_path, monke
         {"type": "main", "capabilities": {"portMappings": True}, "note": HOSTILE}]})
     engine = Engine([fakes.directory], str(tmp_path / "cache"), timeout=20)
     args = [["K8S_POD_NAME", HOSTILE.replace(";", ",").replace("=", "-")]]
-    item = Attachment("c1", str(netns), "eth0", cni_args=args,
+    item = Attachment("hostile", "c1", str(netns), "eth0", cni_args=args,
                       capability_args={"portMappings": [{"hostPort": 1, "containerPort": 2, "protocol": HOSTILE}]})
 
-    _attach.converge(engine, _attach.Desired("hostile", lambda: network, item))
-    _attach.converge(engine, _attach.Desired("hostile", lambda: network, item, state="absent"))
+    _attach.converge(engine, _attach.Desired(lambda: network, item))
+    _attach.converge(engine, _attach.Desired(lambda: network, item, state="absent"))
 
     assert spawned
     for argv, shell, executable in spawned:

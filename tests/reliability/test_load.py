@@ -71,7 +71,7 @@ class Collector(threading.Thread):
                 doomed = []
                 for index in range(DOOMED_PER_PASS):
                     name = f"doom{self.passes}x{index}"
-                    doomed.append(Attachment(f"{PREFIX}{name}", self.host.netns(name), "eth0"))
+                    doomed.append(Attachment(self.network.name, f"{PREFIX}{name}", self.host.netns(name), "eth0"))
                     self.engine.add(self.network, doomed[-1])
                     run("ip", "netns", "del", f"{PREFIX}{name}")
                 result = modules.run("cni_gc", {"network": self.network.name, "conf_dir": self.host.conf_dir,

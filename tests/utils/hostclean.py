@@ -71,13 +71,12 @@ def delete_cached(engine) -> None:
     what lives outside the namespaces goes too: portmap's rules, a dhcp daemon's lease. Errors
     are ignored: teardown removes what it can."""
     # pylint: disable=import-outside-toplevel  # the collection is importable once tests run
-    from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment
     from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 
     entries, _problems = engine.cached_attachments()
     for entry in entries:
         try:
-            engine.delete(engine.cached_network(entry), Attachment.from_cache(entry))
+            engine.delete_as_added(entry)
         except CNIError:
             pass
 

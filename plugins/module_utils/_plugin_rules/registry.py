@@ -53,10 +53,12 @@ def host_devices(plugins: list) -> dict:
     return result
 
 
-def configures_existing_interface(plugin_type: str) -> bool:
-    """Whether a plugin of this type configures the interface CNI_IFNAME names instead of
-    creating it, so that the name being taken in the namespace is its precondition."""
-    rules = PLUGINS.get(plugin_type)
+def configures_existing_interface(plugins: list) -> bool:
+    """Whether an ADD of these plugin objects configures the interface CNI_IFNAME names instead
+    of creating it, so that the name being taken in the namespace is its precondition. The first
+    plugin decides: it makes (or takes) the interface, and the plugins chained after it act on
+    what it made."""
+    rules = _rules(PLUGINS, plugins[0].get("type")) if plugins else None
     return rules is not None and rules.configures_existing_interface
 
 

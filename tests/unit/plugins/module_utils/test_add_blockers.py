@@ -12,7 +12,9 @@ import ipaddress
 import pytest
 
 from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules import host_local
-from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules.registry import add_blockers, honours_requested_ips
+from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules.registry import (
+    add_blockers, configures_existing_interface, honours_requested_ips,
+)
 
 
 def gateway_bridge(name="lo", subnet="10.9.8.0/24", **options):
@@ -53,3 +55,15 @@ def test_an_ipam_type_that_is_no_string_is_no_known_ipam():
     assert add_blockers([plugin]) == []
     assert not honours_requested_ips([plugin])
     assert honours_requested_ips([gateway_bridge()])
+
+
+@pytest.mark.parametrize("plugins, configures", [
+    ([{"type": "loopback"}], True),
+    ([{"type": "loopback"}, {"type": "tuning"}], True),  # the chain acts on the lo loopback took
+    ([gateway_bridge(), {"type": "loopback"}], False),  # the bridge creates the interface
+    ([{"type": "tuning"}], False),
+    ([{"type": ["loopback"]}], False),  # a type that is no string is no known plugin
+    ([], False),
+])
+def test_the_list_says_whether_an_add_configures_an_existing_interface(plugins, configures):
+    assert configures_existing_interface(plugins) is configures

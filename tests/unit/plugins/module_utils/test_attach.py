@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _cache
+from ansible_collections.cnikit.cni.plugins.module_utils._attach_records import interrupted
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, OperationError
@@ -38,7 +39,7 @@ def setup(tmp_path, fake):
 
 
 def desired(net, netns, state="present", run_check=True, **attachment):
-    return _attach.Desired(net.name, lambda: net, Attachment("c1", netns, "eth0", **attachment), state, run_check)
+    return _attach.Desired(lambda: net, Attachment(net.name, "c1", netns, "eth0", **attachment), state, run_check)
 
 
 def verbs(plugins):
@@ -165,7 +166,7 @@ def test_interrupted_add_is_repaired_and_counts_as_attached(setup):
     assert _attach.converge(engine, desired(net, netns, state="absent"), check_mode=True).action == "deleted"
     outcome = _attach.converge(engine, desired(net, netns))
     assert outcome.action == "repaired"
-    assert not engine.interrupted("net1", Attachment("c1", netns))
+    assert not interrupted(engine, Attachment("net1", "c1", netns))
 
 
 def test_absent_deletes_with_cached_config_even_when_the_network_is_gone(setup):
@@ -176,7 +177,7 @@ def test_absent_deletes_with_cached_config_even_when_the_network_is_gone(setup):
     def missing():
         raise ConfigError("network", "no network with this name", "net1")
 
-    gone = _attach.Desired("net1", missing, Attachment("c1", netns), "absent")
+    gone = _attach.Desired(missing, Attachment("net1", "c1", netns), "absent")
     assert _attach.converge(engine, gone).action == "deleted"
     assert [c["stdin"].get("bridge") for c in plugins.calls("DEL") if c["plugin"] == "main"] == ["at-add"]
     assert _attach.converge(engine, gone).action == "absent"
@@ -199,7 +200,7 @@ def test_check_mode_predicts_without_add_or_del(setup):
 def test_converge_all_reports_each_item_and_one_failure_does_not_stop_the_others(setup, tmp_path):
     plugins, engine, netns = setup
     net = network()
-    items = [_attach.Desired(net.name, lambda: net, Attachment(f"c{i}", netns, "eth0"), "present") for i in range(6)]
+    items = [_attach.Desired(lambda: net, Attachment(net.name, f"c{i}", netns, "eth0"), "present") for i in range(6)]
     plugins.configure("meta", ADD={"error": {"code": 7, "msg": "refused"}})
     outcomes = _attach.converge_all(engine, items[:1], parallel=3)
     assert isinstance(outcomes[0], OperationError)
@@ -218,11 +219,11 @@ def test_a_batch_leaves_its_lock_files_to_the_next_verb_and_tidies_once_at_the_e
     net = network()
     tidied = []
     monkeypatch.setattr(_cache, "remove_idle_lock_files", lambda cache_dir: tidied.append(os.listdir(cache_dir)))
-    items = [_attach.Desired(net.name, lambda: net, Attachment(f"c{i}", netns, "eth0"), "present") for i in range(3)]
+    items = [_attach.Desired(lambda: net, Attachment(net.name, f"c{i}", netns, "eth0"), "present") for i in range(3)]
     _attach.converge_all(engine, items, parallel=2)
     assert len(tidied) == 1 and {_cache.LOCKS_SUBDIR, _cache.PENDING_SUBDIR} <= set(tidied[0])
     monkeypatch.undo()
-    gone = [_attach.Desired(d.network_name, d.load_network, d.attachment, "absent") for d in items]
+    gone = [_attach.Desired(d.load_network, d.attachment, "absent") for d in items]
     _attach.converge_all(engine, gone, parallel=2)
     assert os.listdir(tmp_path / "cache") == [_cache.RESULTS_SUBDIR]  # no lock or marker directory left
 
@@ -232,7 +233,7 @@ def test_converge_all_collects_errors_per_item(setup):
     net = network()
     plugins.install("picky", ADD={"error": {"code": 7, "msg": "picky refuses"}})
     bad = parse_network_list({"cniVersion": "1.0.0", "name": "net2", "plugins": [{"type": "picky"}]})
-    items = [desired(net, netns), _attach.Desired("net2", lambda: bad, Attachment("c1", netns), "present")]
+    items = [desired(net, netns), _attach.Desired(lambda: bad, Attachment("net2", "c1", netns), "present")]
     outcomes = _attach.converge_all(engine, items, parallel=2)
     assert outcomes[0].action == "added"
     failed = _attach.item_result(items[1], outcomes[1])
@@ -364,7 +365,7 @@ def test_a_replace_whose_add_fails_puts_the_cached_configuration_back(setup):
     main_calls = [(c["verb"], c["stdin"]["bridge"]) for c in plugins.calls() if c["plugin"] == "main"]
     assert main_calls == [("DEL", "old"), ("ADD", "new"), ("DEL", "new"), ("ADD", "old")]
     # What is cached is the attachment as it was, so the next run sees the same replace to make.
-    assert json.loads(engine.cached_entry("net1", Attachment("c1", netns)).config)["plugins"][0]["bridge"] == "old"
+    assert json.loads(engine.cached_entry(Attachment("net1", "c1", netns)).config)["plugins"][0]["bridge"] == "old"
 
 
 def test_a_replace_that_cannot_put_the_attachment_back_reports_both_failures(setup):
@@ -375,7 +376,7 @@ def test_a_replace_that_cannot_put_the_attachment_back_reports_both_failures(set
         _attach.converge(engine, desired(network(bridge="new"), netns))
     assert "it is detached" in str(caught.value) and "putting it back also failed" in str(caught.value)
     assert len(caught.value.to_dict()["put_back_errors"]) == 1
-    assert engine.cached_entry("net1", Attachment("c1", netns)) is None
+    assert engine.cached_entry(Attachment("net1", "c1", netns)) is None
 
 
 def test_arguments_are_compared_as_a_mapping_whatever_order_the_runtime_cached(setup):

@@ -193,7 +193,7 @@ def test_a_del_of_a_foreign_entry_passes_back_its_args_and_namespace(cache, fmt)
 
     attachment = Attachment.from_cache(entry)
 
-    assert attachment == Attachment(container_id, sandbox, ifname, args or [], caps or {})
+    assert attachment == Attachment(network, container_id, sandbox, ifname, args or [], caps or {})
     assert Engine.cached_network(entry).name == network
 
 

@@ -16,8 +16,9 @@ import pytest
 from fake_executor import FakeExecutor
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _cache
+from ansible_collections.cnikit.cni.plugins.module_utils._attach_records import clear_finished_intent, interrupted
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
-from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, CheckNotAvailable, Engine
+from ansible_collections.cnikit.cni.plugins.module_utils._engine import VERB_SINCE, Attachment, CheckNotAvailable, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import (
     CNIError, ConfigError, DeleteError, OperationError, PluginError)
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import AttachmentKey
@@ -65,8 +66,8 @@ def _net(*types, version="1.0.0", name="net", **envelope) -> object:
     return parse_network_list(raw)
 
 
-def _attachment(container_id="c1", ifname="eth0", **kwargs) -> Attachment:
-    return Attachment(container_id, kwargs.pop("netns", NETNS), ifname, **kwargs)
+def _attachment(container_id="c1", ifname="eth0", network="net", **kwargs) -> Attachment:
+    return Attachment(network, container_id, kwargs.pop("netns", NETNS), ifname, **kwargs)
 
 
 def _cache_file(engine, network="net", container_id="c1", ifname="eth0") -> Path:
@@ -78,6 +79,24 @@ def _sequence(fake):
 
 
 # -- versions -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("version, available", [
+    ("0.3.1", {"ADD": True, "DEL": True, "CHECK": False, "GC": False, "STATUS": False}),
+    ("0.4.0", {"ADD": True, "DEL": True, "CHECK": True, "GC": False, "STATUS": False}),
+    ("1.0.0", {"ADD": True, "DEL": True, "CHECK": True, "GC": False, "STATUS": False}),
+    ("1.1.0", {"ADD": True, "DEL": True, "CHECK": True, "GC": True, "STATUS": True}),
+])
+def test_available_verbs_follow_the_version_the_list_runs_at(engine, fake, version, available):
+    network = _net("noop", version=version)
+    assert {verb: engine.available(network, verb) for verb in VERB_SINCE} == available
+
+
+def test_available_verbs_follow_the_version_narrowed_by_the_binaries(engine, fake):
+    fake.configure("noop", VERSION={"supportedVersions": ["0.4.0", "1.0.0"]})
+    network = _net("noop", version="1.1.0", cniVersions=["1.0.0"])
+    assert not engine.available(network, "STATUS")
+    assert engine.available(network, "CHECK")
+
 
 def test_declared_version_needs_no_probe(engine, fake):
     assert engine.version_of(_net("noop", version="0.4.0")) == "0.4.0"
@@ -111,7 +130,7 @@ def test_request_injects_name_and_version_and_filters_runtime_config():
     network = _net("portmap", version="1.0.0", name="dbnet")
     plugin = {"type": "portmap", "name": "wrong", "cniVersion": "0.1.0", "snat": True,
               "capabilities": {"portMappings": True, "bandwidth": False, "mac": True}}
-    attachment = _attachment(capability_args={
+    attachment = _attachment(network="dbnet", capability_args={
         "portMappings": [{"hostPort": 8080, "containerPort": 80, "protocol": "tcp"}],
         "bandwidth": {"ingressRate": 1}, "ips": ["10.250.0.9/24"]})
     request = Engine.build_request(network, plugin, "1.0.0", attachment=attachment)
@@ -155,7 +174,7 @@ def test_add_chains_results_and_caches_the_last_one(engine, fake):
     assert calls[0]["env"] == {"CNI_COMMAND": "ADD", "CNI_CONTAINERID": "c1", "CNI_NETNS": NETNS,
                                "CNI_IFNAME": "eth0", "CNI_ARGS": "IgnoreUnknown=1;K=V",
                                "CNI_PATH": engine.executor.cni_path[0] + ":" + fake.directory}
-    entry = engine.cached_entry("net", attachment)
+    entry = engine.cached_entry(attachment)
     assert entry.config == network.raw_bytes and entry.netns == NETNS
     assert entry.cni_args == [["IgnoreUnknown", "1"], ["K", "V"]]
     assert entry.result == result
@@ -166,7 +185,7 @@ def test_add_returns_the_result_at_the_list_version_and_caches_it_unconverted(en
     fake.configure("noop", ADD={"result": _result("1.0.0")})
     result = engine.add(_net("noop", version="0.4.0"), _attachment())
     assert result["cniVersion"] == "0.4.0" and result["ips"][0]["version"] == "4"
-    assert engine.cached_entry("net", _attachment()).result == _result("1.0.0")
+    assert engine.cached_entry(_attachment()).result == _result("1.0.0")
 
 
 @pytest.mark.parametrize("printed", [{}, {"cniVersion": ""}, {"cniVersion": "", "ips": []}])
@@ -264,7 +283,8 @@ def test_result_the_list_version_cannot_hold_fails_the_add(engine, fake):
 
 
 @pytest.mark.parametrize("network, attachment, field", [
-    ("../x", _attachment(), "network"),
+    ("../x", _attachment(network="../x"), "network"),
+    ("net", _attachment(network="other"), "network"),  # an attachment of another network than the list
     ("net", _attachment(container_id="../../etc"), "container_id"),
     ("net", _attachment(container_id=""), "container_id"),
     ("net", _attachment(ifname="a" * 16), "ifname"),
@@ -338,6 +358,27 @@ def test_delete_with_an_unconvertible_cached_result_runs_without_it(engine, fake
                                                            result={"cniVersion": "9.9.9"}))
     assert engine.delete(_net("noop", version="1.0.0"), _attachment()) is True
     assert "prevResult" not in fake.calls("DEL")[0]["stdin"]
+
+
+def test_delete_as_added_uses_the_cached_configuration_netns_and_arguments(engine, fake):
+    added = parse_network_list({"cniVersion": "1.0.0", "name": "net",
+                                "plugins": [{"type": "noop", "marker": "as added"}, {"type": "noop2"}]})
+    engine.add(added, _attachment(netns="/var/run/netns/then", cni_args=[["K", "V"]]))
+    entry = engine.cached_entry(_attachment())
+    fake.clear()
+    assert engine.delete_as_added(entry, netns="/var/run/netns/ignored") is True
+    assert _sequence(fake) == [("DEL", "noop2"), ("DEL", "noop")]
+    first = fake.calls("DEL")[1]
+    assert first["stdin"]["marker"] == "as added"
+    assert (first["env"]["CNI_NETNS"], first["env"]["CNI_ARGS"]) == ("/var/run/netns/then", "K=V")
+    assert not _cache_file(engine).exists()
+
+
+def test_delete_as_added_takes_the_given_netns_where_the_entry_names_none(engine, fake):
+    raw = {"cniVersion": "1.0.0", "name": "net", "plugins": [{"type": "noop"}]}
+    _cache.write_entry(engine.cache_dir, _cache.CacheEntry("net", "c1", "eth0", config=json.dumps(raw).encode()))
+    engine.delete_as_added(engine.cached_entry(_attachment()), netns="/var/run/netns/declared")
+    assert fake.calls("DEL")[0]["env"]["CNI_NETNS"] == "/var/run/netns/declared"
 
 
 def test_failed_delete_asks_every_plugin_and_keeps_the_cache_for_a_retry(engine, fake):
@@ -456,7 +497,7 @@ def _add_three(engine, network):
 def test_gc_deletes_stale_attachments_and_sends_gc_with_both_keys(engine, fake):
     network = _net("noop", "noop2", version="1.1.0")
     _add_three(engine, network)
-    engine.add(_net("noop", name="other", version="1.1.0"), _attachment("c9"))
+    engine.add(_net("noop", name="other", version="1.1.0"), _attachment("c9", network="other"))
     fake.clear()
     report = engine.gc(network, [("c1", "eth0")])
     assert report == {"skipped": False, "errors": [], "deleted": [
@@ -672,11 +713,11 @@ def test_hung_plugin_times_out_and_the_add_is_rolled_back(tmp_path, fake):
 def test_add_first_deletes_what_an_interrupted_add_left(engine, fake):
     network = _net("noop", "noop2")
     _cache.mark_pending(engine.cache_dir, AttachmentKey("net", "c1", "eth0"))  # as if a run died mid-ADD
-    assert engine.interrupted("net", _attachment()) is True
+    assert interrupted(engine, _attachment()) is True
     engine.add(network, _attachment())
     assert _sequence(fake) == [("DEL", "noop2"), ("DEL", "noop"), ("ADD", "noop"), ("ADD", "noop2")]
     assert all("prevResult" not in c["stdin"] for c in fake.calls("DEL"))
-    assert engine.interrupted("net", _attachment()) is False
+    assert interrupted(engine, _attachment()) is False
 
 
 def test_add_refuses_to_start_while_an_interrupted_add_cannot_be_cleaned_up(engine, fake):
@@ -685,40 +726,40 @@ def test_add_refuses_to_start_while_an_interrupted_add_cannot_be_cleaned_up(engi
     with pytest.raises(OperationError, match="cannot clean up an interrupted ADD of network net: plugin noop failed"):
         engine.add(_net("noop"), _attachment())
     assert fake.calls("ADD") == []
-    assert engine.interrupted("net", _attachment()) is True
+    assert interrupted(engine, _attachment()) is True
 
 
 def test_rollback_that_fails_leaves_the_marker_for_the_next_run(engine, fake):
     fake.configure("noop", ADD={"error": {"code": 7, "msg": "add broke"}}, DEL={"error": {"code": 999, "msg": "del broke"}})
     with pytest.raises(OperationError):
         engine.add(_net("noop"), _attachment())
-    assert engine.interrupted("net", _attachment()) is True
+    assert interrupted(engine, _attachment()) is True
     fake.configure("noop", ADD={"error": {"code": 7, "msg": "add broke"}})
     with pytest.raises(OperationError):
         engine.add(_net("noop"), _attachment())
-    assert engine.interrupted("net", _attachment()) is False
+    assert interrupted(engine, _attachment()) is False
 
 
 def test_successful_delete_clears_the_marker(engine, fake):
     _cache.mark_pending(engine.cache_dir, AttachmentKey("net", "c1", "eth0"))
     engine.delete(_net("noop"), _attachment())
-    assert engine.interrupted("net", _attachment()) is False
+    assert interrupted(engine, _attachment()) is False
 
 
 def test_finished_add_intent_is_cleared_only_with_a_complete_cache_entry(engine, fake):
     network = _net("noop")
     _cache.mark_pending(engine.cache_dir, AttachmentKey("net", "c1", "eth0"))
-    engine.clear_finished_intent("net", _attachment())
-    assert engine.interrupted("net", _attachment()) is True  # no entry: the ADD did not finish
+    clear_finished_intent(engine, _attachment())
+    assert interrupted(engine, _attachment()) is True  # no entry: the ADD did not finish
     _cache_file(engine).parent.mkdir(parents=True)
     _cache_file(engine).write_text("")
-    engine.clear_finished_intent("net", _attachment())
-    assert engine.interrupted("net", _attachment()) is True  # unusable entry proves nothing
+    clear_finished_intent(engine, _attachment())
+    assert interrupted(engine, _attachment()) is True  # unusable entry proves nothing
     _cache_file(engine).unlink()
     engine.add(network, _attachment())  # a real, complete entry (the DEL of the marker first)
     _cache.mark_pending(engine.cache_dir, AttachmentKey("net", "c1", "eth0"))  # as if killed before clearing it
-    engine.clear_finished_intent("net", _attachment())
-    assert engine.interrupted("net", _attachment()) is False
+    clear_finished_intent(engine, _attachment())
+    assert interrupted(engine, _attachment()) is False
 
 
 def test_known_tuning_check_defect_is_a_warning(engine, fake):

@@ -1,0 +1,45 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# This module_utils is PRIVATE and should only be used by this collection.
+# It may change at any time, without notice.
+"""The attach service's bookkeeping in the engine's cache directory: whether an ADD was
+interrupted (its intent marker outlived it), and which tolerated CHECK defects an attachment has
+already been warned of. The engine's verbs write and clear the markers; deciding what they mean
+for an attachment is the service's."""
+
+from __future__ import annotations
+
+from . import _cache
+from ._engine import Attachment, Engine
+
+
+def interrupted(engine: Engine, attachment: Attachment) -> bool:
+    """True when an ADD of this attachment was started and never finished nor rolled back."""
+    return _cache.is_pending(engine.cache_dir, attachment.key)
+
+
+def clear_finished_intent(engine: Engine, attachment: Attachment) -> None:
+    """Remove the intent marker of an ADD that did finish: a kill between writing the cache
+    entry (the ADD's last step) and removing the marker leaves both, and the complete entry
+    proves the ADD done."""
+    key = attachment.key
+    with _cache.attachment_lock(engine.cache_dir, key):
+        try:
+            entry = _cache.read_entry(engine.cache_dir, key)
+        except _cache.CacheError:
+            return
+        if entry is not None and entry.config is not None and entry.result is not None:
+            _cache.clear_pending(engine.cache_dir, key)
+
+
+def record_reported_defects(engine: Engine, attachment: Attachment, names: list) -> None:
+    """Remember in our cache entry that these tolerated defects were reported, so that they
+    are reported once per attachment, not on every run."""
+    key = attachment.key
+    with _cache.attachment_lock(engine.cache_dir, key):
+        entry = _cache.read_entry(engine.cache_dir, key)
+        if entry is not None and entry.managed:
+            entry.reported_defects = sorted(set(entry.reported_defects) | set(names))
+            _cache.write_entry(engine.cache_dir, entry)
