@@ -17,7 +17,7 @@ import platform
 import re
 import sys
 
-from ansible.module_utils.basic import missing_required_lib
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ._errors import CNIError
 
@@ -173,6 +173,13 @@ class ModuleHost:
             reason = str(info.get("msg", "")).replace(url, mask_url(url))
             raise ReleaseError(f"cannot download {mask_url(url)}: HTTP {info['status']} {reason}".rstrip())
         return response
+
+
+def run_module(service) -> None:
+    """A module's whole ``main()``: the AnsibleModule of ``service.ARGUMENT_SPEC`` (every module
+    of the collection supports check mode), then its task, ``service.run``."""
+    module = AnsibleModule(supports_check_mode=True, **service.ARGUMENT_SPEC.module_kwargs())
+    run_task(module, service.run)
 
 
 def run_task(module, service) -> None:

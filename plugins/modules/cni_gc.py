@@ -163,15 +163,12 @@ skipped_networks:
   sample: [legacy]
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.cnikit.cni.plugins.module_utils import _gc
-from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_task
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_module
 
 
 def main():
-    module = AnsibleModule(supports_check_mode=True, **_gc.ARGUMENT_SPEC.module_kwargs())
-    run_task(module, _gc.run)
+    run_module(_gc)
 
 
 if __name__ == "__main__":

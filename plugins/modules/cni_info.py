@@ -75,6 +75,10 @@ plugins:
       (another installer's).
     - C(manifest_version) is the version the manifest records for that set (a release version such as V(1.9.1)
       for the set V(reference), the set's own version string for another set), null for a file no set lists.
+    - C(release) is the release of the reference plugins the binary is, the one validation goes by (in C(networks)
+      and M(cnikit.cni.cni_network)). It is the version the manifest records for the set V(reference), else, for a
+      binary in C(/usr/lib/cni), the version of Debian's C(containernetworking-plugins) package (V(1.1.1) for
+      V(1.1.1+ds1-3+b5)); null when neither says (a binary of another set, another installer's).
     - C(shadowed) is true when a directory earlier in O(cni_path) has a plugin of the same name, which is the
       one used.
   returned: when V(plugins) is in O(gather)
@@ -86,6 +90,7 @@ plugins:
       cni_versions: ["0.1.0", "0.2.0", "0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"]
       set: reference
       manifest_version: 1.9.1
+      release: 1.9.1
       shadowed: false
       error: null
 dhcp_daemon:
@@ -153,15 +158,12 @@ namespaces:
     - {name: web1, path: /var/run/netns/web1}
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.cnikit.cni.plugins.module_utils import _facts
-from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_task
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_module
 
 
 def main():
-    module = AnsibleModule(supports_check_mode=True, **_facts.ARGUMENT_SPEC.module_kwargs())
-    run_task(module, _facts.run)
+    run_module(_facts)
 
 
 if __name__ == "__main__":

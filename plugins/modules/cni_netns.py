@@ -115,15 +115,12 @@ errors:
   elements: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.cnikit.cni.plugins.module_utils import _netns_task
-from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_task
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_module
 
 
 def main():
-    module = AnsibleModule(supports_check_mode=True, **_netns_task.ARGUMENT_SPEC.module_kwargs())
-    run_task(module, _netns_task.run)
+    run_module(_netns_task)
 
 
 if __name__ == "__main__":

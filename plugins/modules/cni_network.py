@@ -284,15 +284,12 @@ backup_files:
   sample: [/etc/cni/net.d/10-web.conflist.12345.2026-11-21@09:00:00~]
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.cnikit.cni.plugins.module_utils import _network_task
-from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_task
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_module
 
 
 def main():
-    module = AnsibleModule(supports_check_mode=True, **_network_task.ARGUMENT_SPEC.module_kwargs())
-    run_task(module, _network_task.run)
+    run_module(_network_task)
 
 
 if __name__ == "__main__":

@@ -314,15 +314,12 @@ downloaded:
   sample: false
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.cnikit.cni.plugins.module_utils import _install
-from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_task
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_module
 
 
 def main():
-    module = AnsibleModule(supports_check_mode=True, **_install.ARGUMENT_SPEC.module_kwargs())
-    run_task(module, _install.run)
+    run_module(_install)
 
 
 if __name__ == "__main__":

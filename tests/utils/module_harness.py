@@ -12,6 +12,8 @@ from unittest import mock
 
 from ansible.module_utils import basic
 
+from ansible_collections.cnikit.cni.plugins.module_utils import _ansible_glue
+
 
 @contextlib.contextmanager
 def patch_module_args(args: dict):
@@ -59,7 +61,7 @@ def parse_arguments(module, capsys, **args) -> tuple:
             super().__init__(*spec_args, **spec_kwargs)
             raise _Accepted(dict(self.params))
 
-    with mock.patch.object(module, "AnsibleModule", StopsOnceParsed), patch_module_args(args):
+    with mock.patch.object(_ansible_glue, "AnsibleModule", StopsOnceParsed), patch_module_args(args):
         try:
             module.main()
         except _Accepted as accepted:
