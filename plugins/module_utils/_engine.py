@@ -114,19 +114,16 @@ class Engine:
         ``disableCheck`` and ``disableGC`` are the list's own choice, not availability."""
         return supports(self.version_of(network), VERB_SINCE[verb])
 
-    def plugin_versions(self, network: NetworkList) -> list:
-        """Each plugin's supported versions, from its (memoised) VERSION answer."""
-        return [self.executor.supported_versions(p["type"]) for p in network.plugins]
-
     def version_of(self, network: NetworkList) -> str:
-        """The version to run at; with ``cniVersions``, one every plugin binary supports.
+        """The version to run at; with ``cniVersions``, one every plugin binary supports (by its
+        VERSION answer, which the executor memoises).
 
         A plugin that cannot be probed (missing, broken) only forgoes the narrowing: the verb
         then fails at that plugin, after DEL has asked every other one."""
         if not network.cni_versions:
             return network.version()
         try:
-            return network.version(self.plugin_versions(network))
+            return network.version([self.executor.supported_versions(p["type"]) for p in network.plugins])
         except CNIError:
             return network.version()
 
