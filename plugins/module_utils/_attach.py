@@ -265,7 +265,12 @@ def _converge_absent(engine: Engine, desired: Desired, check_mode: bool) -> Outc
 def converge_all(engine: Engine, desired: list, check_mode: bool = False, parallel: int = 4) -> list:
     """Converge many attachments, ``parallel`` at a time. Each item's Outcome, or the CNIError
     that stopped it, in the order given; one failure does not stop the others. The engine is
-    tidied once, at the end."""
+    tidied once, at the end.
+
+    The first attachment of each network is converged before that network's others start: its
+    ADD does the host's side of a changed configuration (the bridge's move to a new gateway
+    address with ``forceAddress``), which concurrent ADDs of the same network would race for
+    (the bridge plugin's removal of the old address then fails in all but one of them)."""
     seen = {}
     for index, item in enumerate(desired):
         try:
@@ -286,8 +291,17 @@ def converge_all(engine: Engine, desired: list, check_mode: bool = False, parall
     try:
         if len(desired) == 1 or parallel <= 1:
             return [run(item) for item in desired]
+        first_of_network = {}
+        for index, item in enumerate(desired):
+            first_of_network.setdefault(item.network_name, index)
+        firsts = list(first_of_network.values())
+        rest = [index for index in range(len(desired)) if index not in first_of_network.values()]
+        outcomes = [None] * len(desired)
         with ThreadPoolExecutor(max_workers=min(parallel, len(desired))) as pool:
-            return list(pool.map(run, desired))
+            for wave in (firsts, rest):
+                for index, outcome in zip(wave, pool.map(run, [desired[i] for i in wave])):
+                    outcomes[index] = outcome
+        return outcomes
     finally:
         engine.tidy()
 

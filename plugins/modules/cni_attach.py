@@ -176,7 +176,11 @@ options:
         description: As O(create_netns).
         type: bool
   parallel:
-    description: How many attachments of O(attachments) are converged at the same time.
+    description:
+      - How many attachments of O(attachments) are converged at the same time.
+      - The first attachment of each network is converged before that network's others start, since its ADD makes
+        the host's side of a changed configuration (a bridge moved to a new gateway address with C(forceAddress)),
+        which concurrent ADDs of the same network would race for.
     type: int
     default: 4
 seealso:

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
+from fake_executor import FakeExecutor
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _cache
 from ansible_collections.cnikit.cni.plugins.module_utils._attach_records import interrupted
@@ -389,3 +391,41 @@ def test_arguments_are_compared_as_a_mapping_whatever_order_the_runtime_cached(s
     other = desired(net, netns, cni_args=[["IgnoreUnknown", "1"], ["K8S_POD_NAME", "db"]])
     with pytest.raises(_attach.ForeignAttachmentError, match="arguments"):
         _attach.converge(engine, other)
+
+
+class SlowAdds(FakeExecutor):
+    """ADD takes a while and is timed, as a plugin that sets up the host's side would be."""
+
+    def __init__(self):
+        super().__init__(add_result=json.dumps(RESULT).encode())
+        self.adds = []  # (network, container ID, started, ended)
+
+    def call(self, plugin_type, verb, stdin, container_id="", netns="", ifname="", cni_args=""):
+        started = time.monotonic()
+        if verb == "ADD":
+            time.sleep(0.05)
+        answer = super().call(plugin_type, verb, stdin, container_id, netns, ifname, cni_args)
+        if verb == "ADD" and plugin_type == "main":
+            self.adds.append((json.loads(stdin)["name"], container_id, started, time.monotonic()))
+        return answer
+
+
+def test_the_first_attachment_of_each_network_is_added_before_the_others_of_that_network(tmp_path):
+    # A changed subnet with forceAddress: the bridge plugin moves the bridge to the new gateway
+    # in the first ADD; ADDs of the same network racing it fail to remove the old address.
+    executor = SlowAdds()
+    engine = Engine([], str(tmp_path / "cache"), executor=executor)
+    netns = tmp_path / "netns"
+    netns.write_text("")
+    networks = {name: parse_network_list({"cniVersion": "1.0.0", "name": name, "plugins": [{"type": "main"}]})
+                for name in ("net-a", "net-b")}
+    items = [_attach.Desired(lambda n=networks[name]: n, Attachment(name, cid, str(netns), "eth0"))
+             for name, cid in [("net-a", "a1"), ("net-a", "a2"), ("net-b", "b1"), ("net-a", "a3"), ("net-b", "b2")]]
+
+    outcomes = _attach.converge_all(engine, items, parallel=4)
+
+    assert [o.action for o in outcomes] == ["added"] * 5
+    for name, first in (("net-a", "a1"), ("net-b", "b1")):
+        adds = {cid: (started, ended) for network, cid, started, ended in executor.adds if network == name}
+        others_started = min(started for cid, (started, _ended) in adds.items() if cid != first)
+        assert adds[first][1] <= others_started, f"{name}: another ADD started before {first}'s ended"
