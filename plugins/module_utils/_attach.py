@@ -294,11 +294,11 @@ def converge_all(engine: Engine, desired: list, check_mode: bool = False, parall
         first_of_network = {}
         for index, item in enumerate(desired):
             first_of_network.setdefault(item.network_name, index)
-        firsts = list(first_of_network.values())
-        rest = [index for index in range(len(desired)) if index not in first_of_network.values()]
+        firsts = set(first_of_network.values())
+        rest = [index for index in range(len(desired)) if index not in firsts]
         outcomes = [None] * len(desired)
         with ThreadPoolExecutor(max_workers=min(parallel, len(desired))) as pool:
-            for wave in (firsts, rest):
+            for wave in (sorted(firsts), rest):
                 for index, outcome in zip(wave, pool.map(run, [desired[i] for i in wave])):
                     outcomes[index] = outcome
         return outcomes
