@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "utils"))
 sys.path.insert(0, str(Path(__file__).parent))
 import hostclean  # noqa: E402  pylint: disable=wrong-import-position
 import releases  # noqa: E402  pylint: disable=wrong-import-position
+from stand_in_host import run_command  # noqa: E402  pylint: disable=wrong-import-position
 
 import mutations  # noqa: E402  pylint: disable=wrong-import-position,wrong-import-order
 
@@ -195,7 +196,7 @@ def _move_addresses(node, addresses):
 
 def validate(conf) -> list:
     """The validator's errors, as a user gets them on this host (binary checks on)."""
-    executor = PluginExecutor([PLUGIN_DIR], 30, releases.run_command)
+    executor = PluginExecutor([PLUGIN_DIR], 30, run_command)
     report = validate_network_list(conf, installed_versions=executor.supported_versions,
                                    installed_release=executor.release)
     return [str(f) for f in report.errors]

@@ -23,6 +23,7 @@ if os.geteuid() != 0 or not os.access(os.path.join(PLUGIN_DIR, "bridge"), os.X_O
 # pylint: disable=wrong-import-position
 from fakeplugin import FakePlugins
 from hostclean import delete_cached
+from stand_in_host import run_command
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _netns
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import (
@@ -201,7 +202,7 @@ def test_validation_knows_the_release_of_binaries_that_print_none():
     """Debian's builds say "version unknown": the executor takes the release from the install
     manifest (1.9.1, installed by cni_plugin_install) or the package version (1.1.1)."""
     assert "version unknown" in run(f"{PLUGIN_DIR}/bridge", "--version", check=False).stderr
-    assert PluginExecutor([PLUGIN_DIR], 30, releases.run_command).release("bridge") == releases.PLUGIN_RELEASE
+    assert PluginExecutor([PLUGIN_DIR], 30, run_command).release("bridge") == releases.PLUGIN_RELEASE
 
 
 # -- GC and STATUS (cniVersion 1.1.0) ----------------------------------------------------------

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 RELEASES = Path(__file__).resolve().parents[2] / ".build" / "releases"
@@ -65,10 +64,3 @@ def plugin_dirs() -> dict:
     described = (json.loads(path.read_text()) for path in RELEASES.glob("plugins-*.json"))
     pairs = ((d["cnit_plugin_release"], d["cnit_plugin_dir"]) for d in described)
     return dict(sorted(pairs, key=lambda pair: _version(pair[0])))
-
-
-def run_command(argv: list) -> tuple:
-    """A module's ``run_command`` as ``_ansible_glue.command_runner`` hands it to the executor
-    (``_exec.PluginExecutor``), which asks the package manager with it for a release."""
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
-    return done.returncode, done.stdout, done.stderr

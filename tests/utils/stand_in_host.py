@@ -6,8 +6,20 @@ Ansible: the same methods, recording warnings and turning a failed task into an 
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+
+
+def run_command(argv: list) -> tuple:
+    """A module's ``run_command`` as ``_ansible_glue.command_runner`` hands it to the services and
+    the executor (which asks the package manager with it for a release): ``(rc, stdout, stderr)``
+    in the C locale, rc 127 with the reason for a program that cannot be started."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, check=False, env={**os.environ, "LC_ALL": "C"})
+    except OSError as exc:
+        return 127, "", str(exc)
+    return done.returncode, done.stdout, done.stderr
 
 
 class TaskFailed(Exception):
@@ -39,13 +51,7 @@ class StandInHost:
     def hide(self, secret: str) -> None:
         self.hidden.append(secret)
 
-    @staticmethod
-    def run_command(argv: list) -> tuple:
-        try:
-            done = subprocess.run(argv, capture_output=True, text=True, check=False, env={"LC_ALL": "C"})
-        except OSError as exc:
-            return 127, "", str(exc)
-        return done.returncode, done.stdout, done.stderr
+    run_command = staticmethod(run_command)
 
     @staticmethod
     def backup(path: str) -> str:
