@@ -168,13 +168,15 @@ def parse_network(text: object, path: str):
         raise ConfigError(path, "must be a CIDR: a network address and a prefix length, such as 10.244.1.0/24",
                           text)
     try:
+        return ipaddress.ip_network(text)
+    except ValueError:
+        pass  # found out why below: parsing a valid CIDR once is what a thousand routes cost
+    try:
         network = ipaddress.ip_network(text, strict=False)
     except ValueError:
         raise ConfigError(path, "is not a CIDR: a network address and a prefix length, such as 10.244.1.0/24",
                           text) from None
-    if ipaddress.ip_interface(text).ip != network.network_address:
-        raise ConfigError(path, f"has host bits set: the network is {network}", text)
-    return network
+    raise ConfigError(path, f"has host bits set: the network is {network}", text)
 
 
 def _parse_address(text: object, path: str):
@@ -250,7 +252,11 @@ def _check_closed(routes: list, within: list) -> None:
 
 
 def inside(network, within: list) -> bool:
-    return any(network.version == prefix.version and network.subnet_of(prefix) for prefix in within)
+    """Whether ``network`` lies inside a prefix of ``within`` (compared as integers: subnet_of
+    costs a thousand routes a tenth of a second)."""
+    address = int(network.network_address)
+    return any(network.version == prefix.version and network.prefixlen >= prefix.prefixlen
+               and address & int(prefix.netmask) == int(prefix.network_address) for prefix in within)
 
 
 # -- the plan --------------------------------------------------------------------------------------
@@ -308,8 +314,8 @@ def read_routes(netlink, table: int, versions: set) -> list:
     names = _InterfaceNames()
     routes = []
     for version in sorted(versions):
-        for found in netlink.dump(socket.AF_INET if version == 4 else socket.AF_INET6):
-            if found.table != table or found.cloned:
+        for found in netlink.dump(socket.AF_INET if version == 4 else socket.AF_INET6, table):
+            if found.cloned:
                 continue
             route_type = KERNEL_TYPES.get(found.type, str(found.type))
             # IPv6 gives unreachable and blackhole routes the loopback device: not part of the route.

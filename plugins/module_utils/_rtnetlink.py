@@ -93,6 +93,16 @@ class KernelRoute:
 
 
 @dataclass(frozen=True)
+class RouteAnswer:
+    """What ``ip route get`` answers: the route's type, its gateway (None for an on-link
+    destination) and its output interface."""
+
+    type: int
+    gateway: object
+    oif: int
+
+
+@dataclass(frozen=True)
 class RouteRequest:
     """A route to add, replace or delete: the message's fields, interface by index."""
 
@@ -116,7 +126,7 @@ def _attrs(data: bytes, offset: int, end: int):
         length, kind = RTATTR.unpack_from(data, offset)
         if length < RTATTR.size:
             return
-        yield kind & 0x3FFF, data[offset + RTATTR.size:offset + length]  # without NLA_F_NESTED and the byte-order flag
+        yield kind & 0x3FFF, bytes(data[offset + RTATTR.size:offset + length])  # without NLA_F_NESTED and the byte-order flag
         offset += (length + 3) & ~3
 
 
@@ -139,26 +149,40 @@ def _route_body(request: RouteRequest, scope: int) -> bytes:
     return body
 
 
-def parse_route(data: bytes, offset: int, end: int) -> KernelRoute | None:
-    """The route of an RTM_NEWROUTE message body; None for a family other than IPv4 and IPv6."""
-    family, dst_len, _src_len, _tos, table, protocol, _scope, rtype, flags = RTMSG.unpack_from(data, offset)
+def _route_fields(data, offset: int, end: int) -> tuple:
+    """(rtmsg header fields, {attribute kind: payload}) of an RTM_NEWROUTE message body."""
+    header = RTMSG.unpack_from(data, offset)
+    return header, dict(_attrs(data, offset + RTMSG.size, end))
+
+
+def _address(payload) -> object:
+    return ipaddress.ip_address(bytes(payload))
+
+
+def parse_route(data, offset: int, end: int, table: int | None = None) -> KernelRoute | None:
+    """The route of an RTM_NEWROUTE message body; None for a family other than IPv4 and IPv6,
+    or a table other than ``table`` when given (checked before the addresses are decoded)."""
+    (family, dst_len, _src_len, _tos, table_byte, protocol, _scope, rtype, flags), attrs = \
+        _route_fields(data, offset, end)
     if family not in (socket.AF_INET, socket.AF_INET6):
         return None
-    size = 4 if family == socket.AF_INET else 16
-    fields = {"dst": bytes(size), "table": table, "metric": 0, "gateway": None, "oif": 0}
-    for kind, payload in _attrs(data, offset + RTMSG.size, end):
-        if kind == RTA_DST:
-            fields["dst"] = payload
-        elif kind == RTA_TABLE:
-            fields["table"] = U32.unpack(payload)[0]
-        elif kind == RTA_PRIORITY:
-            fields["metric"] = U32.unpack(payload)[0]
-        elif kind == RTA_GATEWAY:
-            fields["gateway"] = ipaddress.ip_address(payload)
-        elif kind == RTA_OIF:
-            fields["oif"] = U32.unpack(payload)[0]
-    dst = ipaddress.ip_network((ipaddress.ip_address(fields.pop("dst")), dst_len), strict=False)
-    return KernelRoute(dst=dst, type=rtype, protocol=protocol, cloned=bool(flags & RTM_F_CLONED), **fields)
+    route_table = U32.unpack(attrs[RTA_TABLE])[0] if RTA_TABLE in attrs else table_byte
+    if table is not None and route_table != table:
+        return None
+    network = ipaddress.IPv4Network if family == socket.AF_INET else ipaddress.IPv6Network
+    dst = int.from_bytes(attrs[RTA_DST], "big") if RTA_DST in attrs else 0
+    return KernelRoute(
+        dst=network((dst, dst_len)), type=rtype, protocol=protocol, table=route_table,
+        metric=U32.unpack(attrs[RTA_PRIORITY])[0] if RTA_PRIORITY in attrs else 0,
+        gateway=_address(attrs[RTA_GATEWAY]) if RTA_GATEWAY in attrs else None,
+        oif=U32.unpack(attrs[RTA_OIF])[0] if RTA_OIF in attrs else 0, cloned=bool(flags & RTM_F_CLONED))
+
+
+def parse_answer(data, offset: int, end: int) -> RouteAnswer:
+    """``ip route get``'s answer, without decoding the destination it repeats."""
+    header, attrs = _route_fields(data, offset, end)
+    return RouteAnswer(type=header[7], gateway=_address(attrs[RTA_GATEWAY]) if RTA_GATEWAY in attrs else None,
+                       oif=U32.unpack(attrs[RTA_OIF])[0] if RTA_OIF in attrs else 0)
 
 
 def _error(data: bytes, offset: int, end: int, flags: int) -> tuple:
@@ -184,6 +208,9 @@ class RouteSocket:
                 pass  # older kernels: errors without the explanation, or with the whole request
         self._sock.bind((0, 0))
         self._seq = 0
+        # One buffer for every read: a dump's datagrams are at most a few pages, an answer one
+        # message, and a fresh megabyte for each of a thousand answers would cost more than they do.
+        self._buffer = bytearray(1 << 20)
 
     def close(self) -> None:
         self._sock.close()
@@ -199,20 +226,23 @@ class RouteSocket:
         return self._seq, NLMSGHDR.pack(NLMSGHDR.size + len(body), kind, flags, self._seq, 0) + body
 
     def _messages(self):
-        """Each (kind, flags, seq, data, body offset, end) the socket receives, forever."""
+        """Each (kind, flags, seq, data, body offset, end) the socket receives, forever; ``data``
+        is the socket's buffer, valid until the next message is asked for."""
+        data = self._buffer
         while True:
-            data = self._sock.recv(1 << 20)
+            size = self._sock.recv_into(data)
             offset = 0
-            while offset + NLMSGHDR.size <= len(data):
+            while offset + NLMSGHDR.size <= size:
                 length, kind, flags, seq, _pid = NLMSGHDR.unpack_from(data, offset)
                 if length < NLMSGHDR.size:
                     break
                 yield kind, flags, seq, data, offset + NLMSGHDR.size, offset + length
                 offset += (length + 3) & ~3
 
-    def dump(self, family: int) -> list:
-        """Every route of the family, of every table (the kernel filters nothing without strict
-        checking); a dump the kernel marks as interrupted by a change is read again."""
+    def dump(self, family: int, table: int) -> list:
+        """Every route of the family in ``table`` (the kernel sends every table's without strict
+        checking; the others are skipped); a dump the kernel marks as interrupted by a change is
+        read again."""
         for _attempt in range(DUMP_ATTEMPTS):
             seq, message = self._message(RTM_GETROUTE, NLM_F_REQUEST | NLM_F_DUMP, RTMSG.pack(family, *[0] * 8))
             self._sock.sendall(message)
@@ -226,7 +256,7 @@ class RouteSocket:
                 if kind == NLMSG_ERROR:
                     raise NetlinkError(*_error(data, offset, end, flags))
                 if kind == RTM_NEWROUTE:
-                    route = parse_route(data, offset, end)
+                    route = parse_route(data, offset, end, table)
                     if route is not None:
                         routes.append(route)
             if not interrupted:
@@ -235,7 +265,7 @@ class RouteSocket:
 
     def get(self, addresses: list, oifs: list) -> list:
         """``ip route get`` of each address (through the interface index of the same position in
-        ``oifs``, 0 for any): a KernelRoute or a NetlinkError for each, in order."""
+        ``oifs``, 0 for any): a RouteAnswer or a NetlinkError for each, in order."""
         bodies = []
         for address, oif in zip(addresses, oifs):
             size = 32 if address.version == 4 else 128
@@ -268,7 +298,7 @@ class RouteSocket:
         return [None if answer is True else answer for answer in answers]
 
     def _batch(self, bodies: list) -> list:
-        """Send the requests BATCH at a time; each answer in order: a KernelRoute, True for an
+        """Send the requests BATCH at a time; each answer in order: a RouteAnswer, True for an
         acknowledgement, or a NetlinkError."""
         answers = []
         for start in range(0, len(bodies), BATCH):
@@ -284,7 +314,7 @@ class RouteSocket:
                     code, explanation = _error(data, offset, end, flags)
                     chunk[index] = NetlinkError(code, explanation) if code else True
                 else:
-                    chunk[index] = parse_route(data, offset, end)
+                    chunk[index] = parse_answer(data, offset, end)
                 if not pending:
                     break
             answers += chunk
