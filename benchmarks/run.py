@@ -634,14 +634,16 @@ def case_routes(params: dict) -> dict:
              for side, by_count in samples.items() for count, values in by_count.items()}
     small, big = str(sizes[-2]), str(sizes[-1])
     from_empty = samples["in process, from empty"]
-    growth = paired_ratios([t / int(big) for t in from_empty[big]["wall"]],
-                           [t / int(small) for t in from_empty[small]["wall"]])
-    module_big = summary(samples["module, from empty"][big]["wall"])
+    # CPU time, not wall: on a loaded machine a run's wall time includes its waits for a core.
+    growth = paired_ratios([t / int(big) for t in from_empty[big]["cpu"]],
+                           [t / int(small) for t in from_empty[small]["cpu"]])
+    reconcile_big = summary(from_empty[big]["wall"])
     return {
         "sides": sides, "sizes": sizes, "rounds": rounds,
-        "ratio": growth, "ratio_label": f"Per route, in process from empty, at {big} / at {small}",
-        "module_big": module_big, "target": 1.0, "growth_target": 1.2,
-        "met": module_big["median"] < 1.0 and growth["median"] <= 1.2,
+        "ratio": growth, "ratio_label": f"CPU time per route, in process from empty, at {big} / at {small}",
+        "reconcile_big": reconcile_big, "module_big": summary(samples["module, from empty"][big]["wall"]),
+        "target": 1.0, "growth_target": 1.2,
+        "met": reconcile_big["median"] < 1.0 and growth["median"] <= 1.2,
     }
 
 
