@@ -10,7 +10,7 @@ module: cni_route
 short_description: Reconcile the kernel routes of a set of prefixes that this module owns
 version_added: 1.1.0
 description:
-  - Makes the kernel routes of one routing table inside the prefixes O(within) the ones O(routes) lists: adds
+  - Makes the kernel routes of one routing table inside the prefixes O(within) the ones O(routes) lists. It adds
     those missing, replaces those whose gateway, interface or type changed, and deletes its own routes that
     O(routes) no longer lists. Runs in the host's network namespace.
   - A route is this module's own when its protocol number (C(proto) in C(ip route)) is O(protocol). Only its own
