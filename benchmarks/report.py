@@ -208,6 +208,23 @@ def attach40_details(case: dict) -> list:
                     f"{'**met**' if case['ratio_beyond_floor']['median'] <= 1 else '**not met**'}."]
 
 
+def routes_details(case: dict) -> list:
+    lines = ["| reconcile | wall median | min | max | CPU median | samples |", "|---|---:|---:|---:|---:|---:|"]
+    for label, stats in case["sides"].items():
+        wall, cpu = stats["wall"], stats["cpu"]
+        lines.append(f"| {label} | {seconds(wall['median'])} | {seconds(wall['min'])} | {seconds(wall['max'])} | "
+                     f"{seconds(cpu['median'])} | {wall['n']} |")
+    big = case["sizes"][-1]
+    fast = case["reconcile_big"]["median"] < case["target"]
+    linear = case["ratio"]["median"] <= case["growth_target"]
+    return lines + ["", f"{case['rounds']} rounds, sizes in a rotated order each round. The reconcile of {big:,} "
+                    f"routes from empty (in process): {seconds(case['reconcile_big']['median'])}; target under "
+                    f"{seconds(case['target'])}: {'**met**' if fast else '**not met**'}. {case['ratio_label']}: "
+                    f"{ratio_text(case['ratio'])}; target ≤ {case['growth_target']:.2f} (linear): "
+                    f"{'**met**' if linear else '**not met**'}. The whole module process at {big:,} routes from "
+                    f"empty: {seconds(case['module_big']['median'])}."]
+
+
 SUMMARIES = {
     "engine": ("1. Engine overhead", "engine / direct ≤ 1.10",
                lambda c: f"{c['ratio']['median']:.3f}× ({seconds(c['sides']['engine']['median'])} vs "
@@ -230,11 +247,15 @@ SUMMARIES = {
     "attach40": ("8. Batched tasks vs plain loop", "≤ 1.5× the plugins in a plain loop",
                  lambda c: f"{c['ratio']['median']:.2f}× ({seconds(c['sides']['tasks']['median'])} vs "
                            f"{seconds(c['sides']['plain loop']['median'])})"),
+    "routes": ("9. Routes", "1,000 peers' routes under 1 s, linear",
+               lambda c: f"{seconds(c['reconcile_big']['median'])} for {c['sizes'][-1]:,} "
+                         f"({seconds(c['module_big']['median'])} as a whole module process); "
+                         f"{c['ratio']['median']:.2f}× per route from {c['sizes'][-2]:,} to {c['sizes'][-1]:,}"),
 }
 DETAILS = {
     "engine": engine_details, "batch": batch_details, "converged": converged_details,
     "validation": validation_details, "install": install_details, "scaling": scaling_details,
-    "imports": imports_details, "fleet": fleet_details, "attach40": attach40_details,
+    "imports": imports_details, "fleet": fleet_details, "attach40": attach40_details, "routes": routes_details,
 }
 
 

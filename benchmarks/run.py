@@ -37,6 +37,7 @@ FULL = {
     "import_rounds": 9,
     "fleet_hosts": [1, 2, 4, 8], "fleet_forks": 5, "fleet_namespaces": 10, "fleet_rounds": 5,
     "attach40_size": 40, "attach40_rounds": 3,
+    "routes_sizes": [10, 100, 1000], "routes_rounds": 9,
 }
 QUICK = {
     "engine_rounds": 2, "engine_cycles_per_round": 5,
@@ -48,6 +49,7 @@ QUICK = {
     "import_rounds": 2,
     "fleet_hosts": [1, 2], "fleet_forks": 5, "fleet_namespaces": 3, "fleet_rounds": 1,
     "attach40_size": 10, "attach40_rounds": 1,
+    "routes_sizes": [10, 100, 1000], "routes_rounds": 2,
 }
 ATTACH_NETWORK = "cnit-b-net"
 ATTACH_PATHS = {"cni_path": CNI_PATH, "conf_dir": f"{WORK}/conf", "cache_dir": f"{WORK}/cache"}
@@ -604,12 +606,53 @@ def case_attach40(params: dict) -> dict:
     }
 
 
+# -- 9. routes -------------------------------------------------------------------------------------
+
+ROUTES_NETNS = "cnit-b-routes"
+
+
+def case_routes(params: dict) -> dict:
+    """cni_route reconciling N peers' routes in a namespace of its own (benchmarks/route_reconcile.py
+    runs inside it): from empty and converged, in process and as a module process."""
+    sizes, rounds = params["routes_sizes"], params["routes_rounds"]
+    ip = ["ip", "-n", ROUTES_NETNS]
+    subprocess.run(["ip", "netns", "add", ROUTES_NETNS], check=True)
+    try:
+        for argv in (["link", "add", "cnit-b-rt0", "type", "veth", "peer", "name", "cnit-b-rt1"],
+                     ["link", "set", "cnit-b-rt0", "up"], ["link", "set", "cnit-b-rt1", "up"],
+                     ["addr", "add", "10.248.64.1/20", "dev", "cnit-b-rt0"]):
+            subprocess.run(ip + argv, check=True)
+        driver = subprocess.run(["ip", "netns", "exec", ROUTES_NETNS, PYTHON, os.path.join(REPO, "benchmarks",
+                                 "route_reconcile.py"), json.dumps({"sizes": sizes, "rounds": rounds})],
+                                capture_output=True, text=True, check=False)
+    finally:
+        subprocess.run(["ip", "netns", "del", ROUTES_NETNS], check=False)
+    if driver.returncode:
+        raise RuntimeError(f"route_reconcile.py failed: {driver.stderr[-800:]}")
+    samples = json.loads(driver.stdout)
+    sides = {f"{side}, {count} routes": {"wall": summary(values["wall"]), "cpu": summary(values["cpu"])}
+             for side, by_count in samples.items() for count, values in by_count.items()}
+    small, big = str(sizes[-2]), str(sizes[-1])
+    from_empty = samples["in process, from empty"]
+    # CPU time, not wall: on a loaded machine a run's wall time includes its waits for a core.
+    growth = paired_ratios([t / int(big) for t in from_empty[big]["cpu"]],
+                           [t / int(small) for t in from_empty[small]["cpu"]])
+    reconcile_big = summary(from_empty[big]["wall"])
+    return {
+        "sides": sides, "sizes": sizes, "rounds": rounds,
+        "ratio": growth, "ratio_label": f"CPU time per route, in process from empty, at {big} / at {small}",
+        "reconcile_big": reconcile_big, "module_big": summary(samples["module, from empty"][big]["wall"]),
+        "target": 1.0, "growth_target": 1.2,
+        "met": reconcile_big["median"] < 1.0 and growth["median"] <= 1.2,
+    }
+
+
 # -- the run ---------------------------------------------------------------------------------------
 
 CASES = {
     "engine": case_engine, "batch": case_batch, "converged": case_converged, "validation": case_validation,
     "install": case_install, "scaling": case_scaling, "imports": case_imports,
-    "fleet": case_fleet, "attach40": case_attach40,
+    "fleet": case_fleet, "attach40": case_attach40, "routes": case_routes,
 }
 
 

@@ -67,3 +67,24 @@ options:
     type: path
     default: /var/lib/cni
 """
+
+    CNI_PATH_UNUSED = r"""
+options:
+  cni_path:
+    description:
+      - Not used by this module. Accepted so that the collection's shared options can be set once for every
+        module with C(module_defaults) and C(group/cnikit.cni.cni).
+    type: list
+    elements: path
+    default: [/opt/cni/bin]
+"""
+
+    TIMEOUT_UNUSED = r"""
+options:
+  timeout:
+    description:
+      - Not used by this module. Accepted so that the collection's shared options can be set once for every
+        module with C(module_defaults) and C(group/cnikit.cni.cni).
+    type: float
+    default: 60.0
+"""

@@ -18,3 +18,8 @@ DEFAULT_CACHE_DIR = "/var/lib/cni"
 DEFAULT_TIMEOUT = 60.0
 # The container interface runtimes name when they are not told otherwise (CNI_IFNAME).
 DEFAULT_IFNAME = "eth0"
+# The route protocol number (rtm_protocol) that marks a route as cni_route's own: unassigned in
+# iproute2's rt_protos, where kube-router uses 17 and bird 12.
+DEFAULT_ROUTE_PROTOCOL = 210
+# The routing table cni_route reconciles: main.
+DEFAULT_ROUTE_TABLE = 254

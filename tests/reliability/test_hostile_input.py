@@ -139,6 +139,8 @@ MODULE_CASES = [
     ("cni_network", {"name": "n", "filename": "../../evil.conflist", "plugins": [{"type": "bridge"}]}, "filename"),
     ("cni_gc", {"valid_attachments": [{"container_id": "x/../../y"}]}, "valid_attachments[0].container_id"),
     ("cni_plugin_install", {"src_dir": "/usr/lib/cni", "plugins": ["../../../bin/sh"]}, "plugins"),
+    ("cni_route", {"routes": [{"dst": "10.254.232.0", "via": "10.254.231.5"}]}, "routes[0].dst"),
+    ("cni_route", {"routes": [{"dst": "10.254.232.0/24", "via": "cnit-r-peer"}]}, "routes[0].via"),
 ]
 
 

@@ -21,11 +21,13 @@ ROOT = Path(__file__).resolve().parents[2]
 # Each spelling: (where, the option in it) -> the default it must equal.
 DOC_FRAGMENTS = {
     ("CNI_PATH", "cni_path"): list(_defaults.DEFAULT_CNI_PATH),
+    ("CNI_PATH_UNUSED", "cni_path"): list(_defaults.DEFAULT_CNI_PATH),
     ("CONF_DIR", "conf_dir"): _defaults.DEFAULT_CONF_DIR,
     ("CONF_DIR_UNUSED", "conf_dir"): _defaults.DEFAULT_CONF_DIR,
     ("CACHE_DIR", "cache_dir"): _defaults.DEFAULT_CACHE_DIR,
     ("CACHE_DIR_UNUSED", "cache_dir"): _defaults.DEFAULT_CACHE_DIR,
     ("TIMEOUT", "timeout"): _defaults.DEFAULT_TIMEOUT,
+    ("TIMEOUT_UNUSED", "timeout"): _defaults.DEFAULT_TIMEOUT,
 }
 ROLE_VARIABLES = {
     ("networks", "cni_networks_conf_dir"): _defaults.DEFAULT_CONF_DIR,

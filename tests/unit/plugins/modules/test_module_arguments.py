@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.cnikit.cni.plugins.modules import (
-    cni_attach, cni_gc, cni_info, cni_netns, cni_network, cni_plugin_install,
+    cni_attach, cni_gc, cni_info, cni_netns, cni_network, cni_plugin_install, cni_route,
 )
 
-MODULES = [cni_attach, cni_gc, cni_info, cni_netns, cni_network, cni_plugin_install]
+MODULES = [cni_attach, cni_gc, cni_info, cni_netns, cni_network, cni_plugin_install, cni_route]
 # The fewest arguments each module accepts.
 MINIMAL = {
     cni_attach: {"network": "web", "netns": "cnit-rf-ns"},
@@ -21,6 +21,7 @@ MINIMAL = {
     cni_netns: {"name": "cnit-rf-ns"},
     cni_network: {"name": "web", "plugins": [{"type": "loopback"}]},
     cni_plugin_install: {"version": "1.1.1"},
+    cni_route: {},
 }
 SHARED_DEFAULTS = {"cni_path": ["/opt/cni/bin"], "conf_dir": "/etc/cni/net.d", "cache_dir": "/var/lib/cni",
                    "timeout": 60.0}
@@ -199,3 +200,37 @@ def test_cni_plugin_install_keeps_the_password_out_of_a_failure(run_module):
 def test_cni_plugin_install_needs_a_dest(run_module):
     result = run_module(cni_plugin_install, version="1.1.1", cni_path=[])
     assert result["failed"] and result["msg"].startswith("dest: no directory to install into")
+
+
+# --- cni_route -----------------------------------------------------------------------------------
+
+def test_cni_route_defaults(parse_arguments):
+    params = accepted(parse_arguments, cni_route, routes=[{"dst": "10.244.1.0/24", "via": "10.199.0.12"}])
+    assert {k: params[k] for k in ("within", "protocol", "table", "state")} == {
+        "within": [], "protocol": 210, "table": 254, "state": "present"}
+    assert params["routes"] == [{"dst": "10.244.1.0/24", "via": "10.199.0.12", "dev": None, "type": "unicast",
+                                 "metric": None, "name": None}]
+
+
+@pytest.mark.parametrize("args, names", [
+    ({"routes": [{"via": "10.199.0.12"}]}, "dst"),
+    ({"routes": [{"dst": "10.244.1.0/24", "type": "local"}]}, "type"),
+    ({"routes": [{"dst": "10.244.1.0/24", "gateway": "10.199.0.12"}]}, "gateway"),
+    ({"routes": [{"dst": "10.244.1.0/24", "via": "10.199.0.12", "metric": "low"}]}, "metric"),
+    ({"within": ["10.244.0.0/16"], "state": "gone"}, "state"),
+])
+def test_cni_route_refuses(parse_arguments, args, names):
+    assert names in rejected(parse_arguments, cni_route, **args)
+
+
+def test_cni_route_without_routes_or_within_fails_naming_within(run_module):
+    result = run_module(cni_route, state="absent")
+    assert result["failed"] and result["msg"].startswith("within: is required with state=absent")
+    assert result["error"]["path"] == "within"
+
+
+def test_cni_route_bad_dst_fails_naming_it_before_any_kernel_call(run_module):
+    result = run_module(cni_route, routes=[{"dst": "10.244.1.7/24", "via": "10.199.0.12"}])
+    assert result["failed"]
+    assert result["msg"] == "routes[0].dst: has host bits set: the network is 10.244.1.0/24 (got '10.244.1.7/24')"
+    assert (result["added"], result["changed"]) == ([], False)
