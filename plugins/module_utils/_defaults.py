@@ -18,3 +18,5 @@ DEFAULT_CACHE_DIR = "/var/lib/cni"
 DEFAULT_TIMEOUT = 60.0
 # The container interface runtimes name when they are not told otherwise (CNI_IFNAME).
 DEFAULT_IFNAME = "eth0"
+# The length of each member's subnet in a routed network's cluster CIDR (cni_cluster_subnets).
+DEFAULT_CLUSTER_HOST_PREFIX = 24
