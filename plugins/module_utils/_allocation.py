@@ -351,23 +351,34 @@ def _claims(members: list, decisions: dict, released: dict, file_label: str) -> 
     return claims
 
 
-def _lowest_free(cluster: Cluster, taken: list):
-    """The first /host_prefix of the cluster that overlaps nothing taken, or None. Jumps past each
-    taken range, so a large IPv6 cidr costs no more than a small one."""
+def _free_subnets(cluster: Cluster, taken: list):
+    """The /host_prefix subnets of the cluster that overlap nothing taken, lowest first. Jumps
+    past each taken range, so a huge IPv6 cidr costs no more than a small one."""
     step = 2 ** (cluster.network.max_prefixlen - cluster.host_prefix)
     start = int(cluster.network.network_address)
-    end = int(cluster.network.broadcast_address)
-    ranges = sorted((int(s.network_address), int(s.broadcast_address)) for s in taken
-                    if s.version == cluster.network.version)
+    last_start = int(cluster.network.broadcast_address) - step + 1
     candidate = start
-    for first, last in ranges:
-        if candidate + step - 1 < first:
-            break
+    for first, last in _merged(taken, cluster.network.version):
+        while candidate + step - 1 < first and candidate <= last_start:
+            yield type(cluster.network)((candidate, cluster.host_prefix))
+            candidate += step
         if last >= candidate:
-            candidate = max(candidate, start + ((last + 1 - start + step - 1) // step) * step)
-    if candidate + step - 1 > end:
-        return None
-    return type(cluster.network)((candidate, cluster.host_prefix))
+            candidate = start + ((last + 1 - start + step - 1) // step) * step
+    while candidate <= last_start:
+        yield type(cluster.network)((candidate, cluster.host_prefix))
+        candidate += step
+
+
+def _merged(subnets: list, version: int) -> list:
+    """The address ranges of ``subnets`` of one IP version as sorted, disjoint (first, last) pairs."""
+    merged = []
+    for first, last in sorted((int(s.network_address), int(s.broadcast_address)) for s in subnets
+                              if s.version == version):
+        if merged and first <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+        else:
+            merged.append((first, last))
+    return merged
 
 
 def _content(cidr, host_prefix, subnets: dict, released: dict) -> dict:
@@ -419,8 +430,8 @@ def _assign_new_subnets(members: list, decisions: dict, pending: list, unknown: 
     """Each member's final subnet: its decision's, or the lowest free one for a member in the
     play that has none, in inventory order. Pending members get none; while the subnets of
     ``unknown`` members may be taken, no new one is handed out."""
-    final = {}
-    taken = list(taken)
+    final, new = {}, 0
+    free = _free_subnets(cluster, taken)
     for member in members:
         decision = decisions[member.name]
         if member.name in pending:
@@ -434,15 +445,15 @@ def _assign_new_subnets(members: list, decisions: dict, pending: list, unknown: 
                               "group, not in this play) may hold one recorded on the host that this run cannot see: "
                               "run the play with them in it, which rebuilds the file from their records",
                               member.name)
-        subnet = _lowest_free(cluster, taken)
+        subnet = next(free, None)
         if subnet is None:
             raise ConfigError(f"members.{member.name}",
                               f"no free /{cluster.host_prefix} is left in the cluster cidr {cluster.network}: "
-                              f"{len(taken) - released_count} taken by members, {released_count} released "
+                              f"{len(taken) - released_count + new} taken by members, {released_count} released "
                               "(remove hosts from released in the file to hand their subnets out again, or widen the "
                               "cidr)", str(cluster.network))
         final[member.name] = subnet
-        taken.append(subnet)
+        new += 1
     return final
 
 

@@ -15,6 +15,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import stat
 
 from ._errors import ConfigError
@@ -23,6 +24,11 @@ from ._fileio import atomic_write
 HEADER = "# Subnets of the routed network {network!r}, kept by cnikit.cni.routed_network. Review and commit."
 RELEASED_COMMENT = "# members that left the group; not handed out again until removed here"
 NEW_FILE_MODE = 0o644
+# Scalars YAML reads as the string they spell: names that start with a letter (but are none of
+# YAML 1.1's booleans and nulls) and CIDRs as ipaddress writes them.
+PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+PLAIN_CIDR = re.compile(r"[0-9a-fA-F][0-9a-fA-F.:]*/[0-9]+")
+YAML_WORDS = frozenset(("y", "n", "yes", "no", "true", "false", "on", "off", "null"))
 
 
 def lock_path(path: str) -> str:
@@ -45,12 +51,13 @@ def locked(path: str):
 
 
 def _strict_loader():
-    """PyYAML's safe loader, refusing a key written twice in one mapping (plain safe_load keeps
-    the last, and would silently drop a host an operator listed twice). Imported here, on the
-    controller: the module_utils that managed nodes import do not need PyYAML."""
+    """PyYAML's safe loader (libyaml's when PyYAML has it), refusing a key written twice in one
+    mapping: plain safe_load keeps the last, and would silently drop a host an operator listed
+    twice. Imported here, on the controller: the module_utils that managed nodes import do not
+    need PyYAML."""
     import yaml  # pylint: disable=import-outside-toplevel
 
-    class StrictSafeLoader(yaml.SafeLoader):  # pylint: disable=too-many-ancestors
+    class StrictSafeLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # pylint: disable=too-many-ancestors
         def construct_mapping(self, node, deep=False):
             seen = set()
             for key_node, _value in node.value:
@@ -90,15 +97,22 @@ def read(path: str) -> tuple:
 
 def _pair(key: str, value: str) -> str:
     """``key: value`` as one YAML line: plain when it reads back as written, else both quoted
-    (a JSON string is a YAML double-quoted scalar)."""
-    yaml, loader = _strict_loader()
+    (a JSON string is a YAML double-quoted scalar). Host names and CIDRs are plain at a glance;
+    anything else is asked of the parser."""
     line = f"{key}: {value}"
+    if _plainly_a_string(key) and (_plainly_a_string(value) or PLAIN_CIDR.fullmatch(value)):
+        return line
+    yaml, loader = _strict_loader()
     try:
         if yaml.load(line, Loader=loader) == {key: value}:
             return line
     except yaml.YAMLError:
         pass
     return f"{json.dumps(key)}: {json.dumps(value)}"
+
+
+def _plainly_a_string(text: str) -> bool:
+    return bool(PLAIN_NAME.fullmatch(text)) and text.lower() not in YAML_WORDS
 
 
 def _section(key: str, entries: dict, comment: str = "") -> list:

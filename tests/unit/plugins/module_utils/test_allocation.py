@@ -173,6 +173,18 @@ def test_every_subnet_of_the_cidr_can_be_handed_out():
     assert sorted(result.subnets.values(), key=ipaddress.ip_network) == [f"10.244.{i}.0/24" for i in range(8)]
 
 
+def test_new_members_fill_the_holes_between_pins_and_the_last_subnet_is_handed_out():
+    pins = {"p1": {"pin": "10.244.1.0/24"}, "p3": {"pin": "10.244.3.0/24"}, "p2": {"pin": "10.244.2.0/24"}}
+    result = run(group("a", "p1", "p3", "p2", **pins), cidr="10.244.0.0/22")
+    assert result.subnets["a"] == "10.244.0.0/24"
+    full = run(group("p1", "p3", "p2", "b", **pins), cidr="10.244.0.0/22")
+    assert full.subnets["b"] == "10.244.0.0/24"
+    previous = file_of({}, {"gone": "10.244.0.0/24"}, cidr="10.244.0.0/22")
+    error = refused(group("p1", "p3", "p2", "b", **pins), previous, cidr="10.244.0.0/22")
+    assert str(error).startswith("members.b: no free /24 is left in the cluster cidr 10.244.0.0/22: 3 taken by members, "
+                                 "1 released")
+
+
 def test_ipv6_cidr_with_a_huge_range_allocates_past_a_wide_released_range_at_once():
     members = {"a": {"address": "fd00::1"}, "b": {"address": "fd00::2"}}
     previous = {"cidr": "fd00:10::/32", "host_prefix": 64, "subnets": {"a": "fd00:10::/64"},
