@@ -11,10 +11,12 @@ entry. In check mode, nothing is locked or written: the result and the diff are 
 from __future__ import annotations
 
 import contextlib
+import os
 
 from . import _subnets_file
 from ._allocation import allocate
 from ._defaults import DEFAULT_CLUSTER_HOST_PREFIX
+from ._errors import ConfigError
 
 # The action's options, as Ansible's argument spec validation takes them. Not an _argspec
 # ArgumentSpec: the action runs on the controller and takes none of the managed-node path options
@@ -33,6 +35,9 @@ def run(params: dict, check_mode: bool) -> dict:
     ``path`` and ``diff``. Raises ConfigError for bad input or a file it cannot use, OSError when
     the file cannot be written."""
     path = params["path"]
+    directory = os.path.dirname(os.path.realpath(path))
+    if not os.path.isdir(directory):
+        raise ConfigError("path", f"its directory {directory} does not exist", path)
     with contextlib.nullcontext() if check_mode else _subnets_file.locked(path):
         before, previous = _subnets_file.read(path)
         allocation = allocate(params["cidr"], params["host_prefix"], params["network"], params["members"],

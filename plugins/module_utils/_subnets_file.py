@@ -57,7 +57,7 @@ def _strict_loader():
     need PyYAML."""
     import yaml  # pylint: disable=import-outside-toplevel
 
-    class StrictSafeLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # pylint: disable=too-many-ancestors
+    class StrictSafeLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
         def construct_mapping(self, node, deep=False):
             seen = set()
             for key_node, _value in node.value:

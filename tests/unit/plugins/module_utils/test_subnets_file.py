@@ -135,6 +135,12 @@ def test_bad_input_changes_nothing(tmp_path):
     assert path.read_text() == before
 
 
+def test_a_missing_directory_is_an_error_naming_it(tmp_path):
+    with pytest.raises(ConfigError, match=f"^path: its directory {tmp_path}/inventory does not exist"):
+        _cluster_subnets.run(params(tmp_path / "inventory" / "s.yml", members("a")), check_mode=False)
+    assert os.listdir(tmp_path) == []
+
+
 def test_check_mode_predicts_the_file_and_writes_nothing(tmp_path):
     path = tmp_path / "s.yml"
     predicted = _cluster_subnets.run(params(path, members("a", "b")), check_mode=True)
