@@ -276,12 +276,12 @@ def _check_no_overlap(claims: list) -> None:
 @dataclass(frozen=True)
 class Decision:
     """One member's subnet: what it has (in the file, in released, or in its record), and what it
-    gets (None: a new subnet, or pending when it is not in the play)."""
+    gets (None: a new subnet, or none while it is pending)."""
 
     current: object
-    source: str  # where current comes from: "file", "released" or "record"
+    source: str  # where current comes from: "file", "released", "record", or "" when it has none
     desired: object
-    reason: str  # why desired differs from current: "pin", "cidr" or ""
+    moved_by: str  # what moves it from current to desired: "pin", "cidr" (or host_prefix), or ""
 
 
 def _decide(member: Member, entry, released_entry, cluster: Cluster, network: str, file_label: str) -> Decision:
@@ -294,25 +294,26 @@ def _decide(member: Member, entry, released_entry, cluster: Cluster, network: st
                           "host's record (cnikit.cni.cni_cluster_member state=absent, after detaching its "
                           "workloads)", str(member.recorded))
     current = filed or member.recorded
-    if not filed and current:
-        source = "record"
+    source = source or ("record" if current else "")
     if member.pin:
-        desired, reason = member.pin, "pin"
+        desired = member.pin
     elif current and cluster.fits(current):
-        desired, reason = current, ""
+        desired = current
     else:
-        desired, reason = None, "cidr"
+        desired = None
+    moved_by = ""
     if current and desired != current:
-        _refuse_move_of_live_host(member, current, desired, reason, cluster, network)
-    return Decision(current, source, desired, reason if current and desired != current else "")
+        moved_by = "pin" if member.pin else "cidr"
+        _refuse_move_of_live_host(member, current, desired, moved_by, cluster, network)
+    return Decision(current, source, desired, moved_by)
 
 
-def _refuse_move_of_live_host(member: Member, current, desired, reason: str, cluster: Cluster, network: str) -> None:
+def _refuse_move_of_live_host(member: Member, current, desired, moved_by: str, cluster: Cluster, network: str) -> None:
     """A subnet may move only on a host with no attachments of the network: theirs would keep
     the old gateway, which the bridge no longer has, and go offline."""
     if member.attachments == 0:
         return
-    if reason == "pin":
+    if moved_by == "pin":
         move = f"{member.name}'s subnet would move from {current} to its pin {desired} (cni_cluster_subnet)"
         back = f"set its cni_cluster_subnet back to {current}"
         path = f"members.{member.name}.pin"
@@ -321,9 +322,12 @@ def _refuse_move_of_live_host(member: Member, current, desired, reason: str, clu
                 f"{cluster.network}, so it would move")
         back = "set cni_cluster_cidr and cni_cluster_host_prefix back to what holds it"
         path = "cidr"
-    if member.attachments is None:
+    if member.attachments is None and not member.in_play:
         why = f"its attachments are unknown ({member.name} is not in this play)"
         out = f"run the play with {member.name} in it, after detaching its workloads"
+    elif member.attachments is None:
+        why = f"its attachments of the network {network!r} are unknown"
+        out = "detach its workloads and give its attachments as 0"
     else:
         why = f"it has {member.attachments} attachment(s) of the network {network!r}, which would lose their gateway"
         out = "detach them first (cnikit.cni.cni_attach state=absent) and run again"
@@ -336,7 +340,7 @@ def _claims(members: list, decisions: dict, released: dict, file_label: str) -> 
         decision = decisions[member.name]
         if decision.desired is None:
             continue
-        if decision.reason == "pin" or (member.pin and not decision.current):
+        if member.pin and member.pin != decision.current:
             path, label, rank = f"members.{member.name}.pin", f"the pin of {member.name}", 2
         elif decision.source == "record":
             path, label, rank = f"members.{member.name}.recorded", f"the subnet {member.name} records", 1
@@ -469,7 +473,7 @@ def _changes(members: list, decisions: dict, final: dict, state: FileState, clus
         if subnet is None:
             continue
         if decision.current and subnet != decision.current:
-            why = "its pin" if decision.reason == "pin" else f"cidr {cluster.network}, host_prefix {cluster.host_prefix}"
+            why = "its pin" if decision.moved_by == "pin" else f"cidr {cluster.network}, host_prefix {cluster.host_prefix}"
             changes.append(f"{member.name}: moved from {decision.current} to {subnet} ({why}; it has no attachments)")
         elif decision.source == "released":
             changes.append(f"{member.name}: rejoined the group, {subnet} back from released")

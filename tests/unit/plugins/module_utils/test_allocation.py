@@ -291,6 +291,12 @@ def test_a_new_pin_is_refused_when_the_attachments_are_unknown():
     assert "its attachments are unknown (a is not in this play): run the play with a in it" in str(error)
 
 
+def test_a_new_pin_is_refused_when_the_attachments_of_a_host_in_the_play_are_not_given():
+    error = refused(group("a", a={"pin": "10.244.7.0/24", "attachments": None}), file_of({"a": "10.244.0.0/24"}))
+    assert "but its attachments of the network 'cluster' are unknown: detach its workloads and give its attachments " \
+           "as 0, or set its cni_cluster_subnet back to 10.244.0.0/24" in str(error)
+
+
 def test_a_pin_differing_from_the_record_alone_is_a_move_too():
     error = refused(group("a", a={"pin": "10.244.7.0/24", "recorded": "10.244.0.0/24", "attachments": 1}))
     assert error.path == "members.a.pin" and "would move from 10.244.0.0/24" in str(error)
