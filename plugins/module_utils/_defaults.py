@@ -23,3 +23,5 @@ DEFAULT_IFNAME = "eth0"
 DEFAULT_ROUTE_PROTOCOL = 210
 # The routing table cni_route reconciles: main.
 DEFAULT_ROUTE_TABLE = 254
+# The length of each member's subnet in a routed network's cluster CIDR (cni_cluster_subnets).
+DEFAULT_CLUSTER_HOST_PREFIX = 24
