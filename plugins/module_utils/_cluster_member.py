@@ -314,7 +314,7 @@ def _rule_edits(chain: str, current: list, desired: list) -> list:
 
 def _common_subsequence(first: list, second: list) -> list:
     """The index pairs (i, j) of a longest common subsequence of the two lists."""
-    lengths = [[0] * (len(second) + 1) for _ in range(len(first) + 1)]
+    lengths = [[0] * (len(second) + 1) for _row in range(len(first) + 1)]
     for i in range(len(first) - 1, -1, -1):
         for j in range(len(second) - 1, -1, -1):
             lengths[i][j] = lengths[i + 1][j + 1] + 1 if first[i] == second[j] else \

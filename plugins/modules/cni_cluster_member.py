@@ -24,7 +24,7 @@ description:
     forwards the cluster's traffic. A jump that is missing is inserted first in C(FORWARD); one already there is
     left where it is.
   - With O(masquerade), it also owns a nat chain, C(CNIKIT-MASQ-<hash>), jumped to from C(POSTROUTING) for traffic
-    from O(cidr): traffic to O(cidr) returns unchanged, so a receiving workload on another member sees the
+    from O(cidr). Traffic to O(cidr) returns unchanged, so a receiving workload on another member sees the
     sender's own address, and the rest, but multicast, is masqueraded to the host's address.
   - The jumps carry the comment C(cnikit.cni cluster network <network>). IPv6 uses C(ip6tables).
   - Only what differs from this state is changed, as C(iptables-save) shows it (a rule missing from a chain is

@@ -147,8 +147,8 @@ def test_cni_info_reports_every_record_and_a_damaged_one_without_failing(tmp_pat
     assert facts["v6"]["subnet"] == "fd00:10:0:3::/64" and facts["v6"]["ip_forward_before"] == 1
     broken = facts["broken"]
     assert broken["error"].startswith(f"cluster record {tmp_path}/cnikit-cluster/broken.json: not JSON")
-    assert {k: broken[k] for k in member.RECORD_FIELDS} == {"network": "broken", "cidr": None, "subnet": None,
-                                                             "masquerade": None, "ip_forward_before": None}
+    assert {k: broken[k] for k in member.RECORD_FIELDS} == dict(
+        network="broken", cidr=None, subnet=None, masquerade=None, ip_forward_before=None)
     assert warnings == [broken["error"]]
     assert _facts.cluster_facts(str(tmp_path / "none")) == ({}, [])
 
@@ -276,7 +276,7 @@ def test_an_ipv6_cidr_masquerades_all_but_ipv6_multicast():
 def test_rule_edits_turn_any_chain_into_the_wanted_one(seed):
     rng = random.Random(seed)
     pool = [("-s", f"10.{i}.0.0/16", "-j", "ACCEPT") for i in range(5)]
-    current = [rng.choice(pool) for _ in range(rng.randrange(6))]
+    current = [rng.choice(pool) for _rule in range(rng.randrange(6))]
     desired = rng.sample(pool, rng.randrange(1, 4))
     saved = member.SavedTable({"C"}, {"C": current})
 
