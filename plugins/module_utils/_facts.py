@@ -5,13 +5,14 @@
 # This module_utils is PRIVATE and should only be used by this collection.
 # It may change at any time, without notice.
 """cni_info's read-only facts: plugins and their versions, networks and their validity,
-cached attachments, named namespaces; and its task (ARGUMENT_SPEC and run), gathering them."""
+cached attachments, named namespaces, the host's records of routed networks; and its task
+(ARGUMENT_SPEC and run), gathering them."""
 
 from __future__ import annotations
 
 import os
 
-from . import _netns
+from . import _cluster_member, _netns
 from ._argspec import ArgumentSpec
 from ._conflist import ConfDir, NetworkList, libcni_order, load_conf_dir
 from ._engine import Engine
@@ -20,7 +21,7 @@ from ._exec import Executor, PluginExecutor
 from ._identifiers import NETNS_DIR
 from ._result import summarise
 
-GATHER_SUBSETS = ("plugins", "networks", "attachments", "namespaces")
+GATHER_SUBSETS = ("plugins", "networks", "attachments", "namespaces", "clusters")
 
 
 def plugin_facts(executor: Executor) -> tuple:
@@ -131,6 +132,19 @@ def namespace_facts() -> list:
     return [{"name": name, "path": os.path.join(NETNS_DIR, name)} for name in _netns.list_named()]
 
 
+def cluster_facts(cache_dir: str) -> tuple:
+    """The host's records of the routed networks it is a member of (cni_cluster_member's), by
+    network, each with its file and ``error`` null; a record that cannot be read is there with
+    its fields null and the reason in ``error``, and in the messages returned with them."""
+    records, problems = _cluster_member.read_records(cache_dir)
+    facts = {network: dict(record, path=_cluster_member.record_path(cache_dir, network), error=None)
+             for network, record in records.items()}
+    for network, problem in problems.items():
+        facts[network] = dict(dict.fromkeys(_cluster_member.RECORD_FIELDS), network=network, path=problem.path,
+                              error=str(problem))
+    return dict(sorted(facts.items())), [str(problem) for problem in problems.values()]
+
+
 # -- cni_info's task ------------------------------------------------------------------------------
 
 ARGUMENT_SPEC = ArgumentSpec({
@@ -159,6 +173,9 @@ def run(host, params: dict, result: dict) -> None:
         warnings.extend(problems)
     if "namespaces" in gather:
         facts["namespaces"] = namespace_facts()
+    if "clusters" in gather:
+        facts["clusters"], problems = cluster_facts(params["cache_dir"])
+        warnings.extend(problems)
     for warning in warnings:
         host.warn(warning)
     result.update(facts)

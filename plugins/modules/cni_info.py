@@ -7,7 +7,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: cni_info
-short_description: Facts about CNI plugins, networks, attachments and network namespaces
+short_description: Facts about CNI plugins, networks, attachments, network namespaces and routed networks
 version_added: 0.1.0
 description:
   - Reports what the host holds, without changing anything.
@@ -18,7 +18,10 @@ description:
   - Attachments are the entries of the result cache in O(cache_dir), with their addresses and whether their
     namespace still exists (one that does not is what M(cnikit.cni.cni_gc) collects).
   - Namespaces are the named network namespaces, C(/var/run/netns/<name>).
-  - Files that cannot be read (a broken manifest, an unusable cache entry) are reported as warnings.
+  - Clusters are the host's records of the routed networks it is a member of, which
+    M(cnikit.cni.cni_cluster_member) keeps in C(<cache_dir>/cnikit-cluster/).
+  - Files that cannot be read (a broken manifest, an unusable cache entry, a damaged cluster record) are reported
+    as warnings.
 author:
   - cnikit maintainers (@cnikit)
 requirements:
@@ -35,15 +38,17 @@ extends_documentation_fragment:
 options:
   gather:
     description:
-      - What to report. Plugins and networks run the plugin binaries (C(VERSION), C(STATUS)); attachments and
-        namespaces only read files.
+      - What to report. Plugins and networks run the plugin binaries (C(VERSION), C(STATUS)); attachments,
+        namespaces and clusters only read files.
+      - V(clusters) was added in version 1.1.0.
     type: list
     elements: str
-    choices: [plugins, networks, attachments, namespaces]
-    default: [plugins, networks, attachments, namespaces]
+    choices: [plugins, networks, attachments, namespaces, clusters]
+    default: [plugins, networks, attachments, namespaces, clusters]
 seealso:
   - module: cnikit.cni.cni_gc
   - module: cnikit.cni.cni_netns
+  - module: cnikit.cni.cni_cluster_member
   - name: Namespaces, garbage collection and facts
     description: How the three modules fit together.
     link: https://github.com/cnikit/cni/blob/main/docs/namespaces-gc-info.md
@@ -59,6 +64,15 @@ EXAMPLES = r"""
 - name: List the attachments whose namespace is gone
   ansible.builtin.debug:
     msg: "{{ cni.attachments | rejectattr('netns_exists') | map(attribute='container_id') }}"
+
+- name: This host's subnet of the routed network cluster
+  cnikit.cni.cni_info:
+    gather: [clusters]
+  register: member
+
+- name: Show it
+  ansible.builtin.debug:
+    msg: "{{ member.clusters.cluster.subnet | default('not a member') }}"
 
 - name: Fail on any network that does not validate
   ansible.builtin.assert:
@@ -156,6 +170,27 @@ namespaces:
   elements: dict
   sample:
     - {name: web1, path: /var/run/netns/web1}
+clusters:
+  description:
+    - The host's record of each routed network it is a member of, by network name, as
+      M(cnikit.cni.cni_cluster_member) wrote it, with C(network), C(cidr), C(subnet) (this host's), C(masquerade),
+      C(ip_forward_before) (the forwarding sysctl before the first run), C(path) (the record's file) and
+      C(error).
+    - C(error) is null for a record that was read. For one that cannot be read (not JSON, a field missing or
+      of the wrong type) it says why, the other fields but C(network) and C(path) are null, and a warning says
+      the same; the task does not fail.
+  returned: when V(clusters) is in O(gather)
+  type: dict
+  version_added: 1.1.0
+  sample:
+    cluster:
+      network: cluster
+      cidr: 10.244.0.0/16
+      subnet: 10.244.3.0/24
+      masquerade: true
+      ip_forward_before: 0
+      path: /var/lib/cni/cnikit-cluster/cluster.json
+      error: null
 """
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _facts

@@ -9,13 +9,14 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.cnikit.cni.plugins.modules import (
-    cni_attach, cni_gc, cni_info, cni_netns, cni_network, cni_plugin_install, cni_route,
+    cni_attach, cni_cluster_member, cni_gc, cni_info, cni_netns, cni_network, cni_plugin_install, cni_route,
 )
 
-MODULES = [cni_attach, cni_gc, cni_info, cni_netns, cni_network, cni_plugin_install, cni_route]
+MODULES = [cni_attach, cni_cluster_member, cni_gc, cni_info, cni_netns, cni_network, cni_plugin_install, cni_route]
 # The fewest arguments each module accepts.
 MINIMAL = {
     cni_attach: {"network": "web", "netns": "cnit-rf-ns"},
+    cni_cluster_member: {"network": "cluster", "state": "absent"},
     cni_gc: {},
     cni_info: {},
     cni_netns: {"name": "cnit-rf-ns"},
@@ -104,10 +105,23 @@ def test_cni_gc_valid_attachments(parse_arguments):
     assert "container_id" in rejected(parse_arguments, cni_gc, valid_attachments=[{"ifname": "eth1"}])
 
 
+# --- cni_cluster_member --------------------------------------------------------------------------
+
+def test_cni_cluster_member(parse_arguments):
+    params = accepted(parse_arguments, cni_cluster_member, network="cluster", cidr="10.244.0.0/16",
+                      subnet="10.244.3.0/24")
+    assert params["state"] == "present" and params["masquerade"] is True
+    assert "network" in rejected(parse_arguments, cni_cluster_member, state="absent")
+    message = rejected(parse_arguments, cni_cluster_member, network="cluster", cidr="10.244.0.0/16")
+    assert "subnet" in message and "state is present" in message
+    assert accepted(parse_arguments, cni_cluster_member, network="cluster", state="absent")["cidr"] is None
+    assert "state" in rejected(parse_arguments, cni_cluster_member, network="cluster", state="gone")
+
+
 # --- cni_info ------------------------------------------------------------------------------------
 
 def test_cni_info_gather(parse_arguments):
-    assert accepted(parse_arguments, cni_info)["gather"] == ["plugins", "networks", "attachments", "namespaces"]
+    assert accepted(parse_arguments, cni_info)["gather"] == ["plugins", "networks", "attachments", "namespaces", "clusters"]
     assert accepted(parse_arguments, cni_info, gather="plugins,networks")["gather"] == ["plugins", "networks"]
     message = rejected(parse_arguments, cni_info, gather=["plugins", "routes"])
     assert "gather" in message and "routes" in message

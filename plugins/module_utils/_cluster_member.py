@@ -1,0 +1,519 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# This module_utils is PRIVATE and should only be used by this collection.
+# It may change at any time, without notice.
+"""cni_cluster_member's task: what a member host of a routed network keeps on itself.
+
+- its record of the network (``<cache_dir>/cnikit-cluster/<network>.json``: the cluster CIDR,
+  its own subnet, whether it masquerades, and the forwarding sysctl as it was before the first
+  run). This file is the record format's one home; cni_info reads records through
+  :func:`read_records`.
+- IP forwarding (``net.ipv4.ip_forward``, or ``net.ipv6.conf.all.forwarding`` for an IPv6 CIDR),
+  written through /proc/sys.
+- the iptables chains it owns: ``CNIKIT-FWD-<hash>`` in the filter table, accepting forwarded
+  traffic from and to the cluster CIDR, jumped to from FORWARD (so that a FORWARD policy DROP
+  does not stop the cluster's traffic), and with masquerading ``CNIKIT-MASQ-<hash>`` in the nat
+  table, jumped to from POSTROUTING for traffic from the cluster CIDR, which returns for traffic
+  to the cluster CIDR (a receiving workload sees the sender's own address) and masquerades the
+  rest but multicast, as the bridge plugin's ipMasq does for a single subnet.
+
+The state is read with ``iptables-save -t <table>`` and only what differs is changed, with
+``iptables -w`` through the host's ``run_command``; ``state=absent`` removes exactly these
+chains and their jumps, restores the sysctl and deletes the record."""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import json
+import os
+import shlex
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import _fileio
+from ._argspec import ArgumentSpec
+from ._errors import CNIError, ConfigError
+from ._identifiers import check_network_name
+
+ARGUMENT_SPEC = ArgumentSpec({
+    "network": {"type": "str", "required": True},
+    "cidr": {"type": "str"},
+    "subnet": {"type": "str"},
+    "masquerade": {"type": "bool", "default": True},
+    "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+}, required_if=(("state", "present", ("cidr", "subnet")),))
+
+RECORD_DIR = "cnikit-cluster"
+RECORD_SUFFIX = ".json"
+RECORD_FORMAT = 1
+RECORD_FIELDS = ("network", "cidr", "subnet", "masquerade", "ip_forward_before")
+PROC_SYS = "/proc/sys"
+FORWARDING_SYSCTL = {4: "net.ipv4.ip_forward", 6: "net.ipv6.conf.all.forwarding"}
+IPTABLES = {4: "iptables", 6: "ip6tables"}
+MULTICAST = {4: "224.0.0.0/4", 6: "ff00::/8"}
+CHAIN_PREFIX = {"forward": "CNIKIT-FWD-", "masquerade": "CNIKIT-MASQ-"}
+CHAIN_HASH_CHARS = 8  # CNIKIT-MASQ- and 8 characters: 20, within iptables' 28
+
+
+# -- the record ---------------------------------------------------------------------------------
+
+class RecordError(CNIError):
+    """A record that cannot be read or is not in the record format."""
+
+    def __init__(self, path: str, reason: str):
+        self.path = path
+        super().__init__(f"cluster record {path}: {reason}")
+
+    def to_dict(self) -> dict:
+        return {"msg": str(self), "path": self.path}
+
+
+def record_dir(cache_dir: str) -> str:
+    return os.path.join(cache_dir, RECORD_DIR)
+
+
+def record_path(cache_dir: str, network: str) -> str:
+    return os.path.join(record_dir(cache_dir), network + RECORD_SUFFIX)
+
+
+def record_text(record: dict) -> str:
+    """The file's content: the record's fields and the format number, as indented JSON."""
+    return json.dumps(dict(record, format=RECORD_FORMAT), indent=2, sort_keys=True) + "\n"
+
+
+def parse_record(data: bytes, path: str, network: str) -> dict:
+    """The record of ``network`` in ``data`` (the bytes of ``path``), its fields checked."""
+    try:
+        loaded = json.loads(data)
+    except ValueError as exc:  # UnicodeDecodeError is one
+        raise RecordError(path, f"not JSON ({exc})") from None
+    if not isinstance(loaded, dict):
+        raise RecordError(path, f"not a JSON object but {type(loaded).__name__}")
+    if loaded.get("format") != RECORD_FORMAT:
+        raise RecordError(path, f"format {loaded.get('format')!r}, this collection reads format {RECORD_FORMAT}")
+    missing = [name for name in RECORD_FIELDS if name not in loaded]
+    if missing:
+        raise RecordError(path, f"lacks {', '.join(missing)}")
+    record = {name: loaded[name] for name in RECORD_FIELDS}
+    if record["network"] != network:
+        raise RecordError(path, f"holds network {record['network']!r}, its file name says {network!r}")
+    for name in ("cidr", "subnet"):
+        if not isinstance(record[name], str) or _network_or_none(record[name]) is None:
+            raise RecordError(path, f"{name} {record[name]!r} is not a network address in CIDR notation")
+    if not isinstance(record["masquerade"], bool):
+        raise RecordError(path, f"masquerade {record['masquerade']!r} is not true or false")
+    if type(record["ip_forward_before"]) is not int:  # pylint: disable=unidiomatic-typecheck  # bool is an int
+        raise RecordError(path, f"ip_forward_before {record['ip_forward_before']!r} is not an integer")
+    return record
+
+
+def read_record(cache_dir: str, network: str) -> dict | None:
+    """The record of ``network``, None when there is none; RecordError when it cannot be read."""
+    path = record_path(cache_dir, network)
+    try:
+        directory = os.open(record_dir(cache_dir), _fileio.DIRECTORY_FLAGS)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise RecordError(path, exc.strerror) from None
+    try:
+        data = _fileio.read_regular_at(directory, os.path.basename(path))
+    except OSError as exc:  # NotARegularFile is one
+        raise RecordError(path, exc.strerror) from None
+    finally:
+        os.close(directory)
+    return None if data is None else parse_record(data, path, network)
+
+
+def read_records(cache_dir: str) -> tuple:
+    """Every record under ``cache_dir``: ({network: record}, {network: RecordError}), the
+    network named by the file's name."""
+    try:
+        names = sorted(os.listdir(record_dir(cache_dir)))
+    except (FileNotFoundError, NotADirectoryError):
+        return {}, {}
+    records, problems = {}, {}
+    for name in names:
+        if name.startswith(".") or not name.endswith(RECORD_SUFFIX):
+            continue  # a writer's temporary file, or not ours
+        network = name[:-len(RECORD_SUFFIX)]
+        try:
+            record = read_record(cache_dir, network)
+        except RecordError as exc:
+            problems[network] = exc
+            continue
+        if record is not None:  # removed meanwhile
+            records[network] = record
+    return records, problems
+
+
+def write_record(cache_dir: str, record: dict) -> None:
+    _fileio.ensure_dir(cache_dir, 0o700)
+    _fileio.ensure_dir(record_dir(cache_dir), 0o755)
+    _fileio.atomic_write(record_path(cache_dir, record["network"]), record_text(record).encode(), 0o644)
+
+
+def delete_record(cache_dir: str, network: str) -> bool:
+    """Remove the record (and temporary files a killed writer left); True if it existed."""
+    return _fileio.remove_written_file(record_path(cache_dir, network))
+
+
+# -- forwarding ---------------------------------------------------------------------------------
+
+def sysctl_path(name: str) -> str:
+    return os.path.join(PROC_SYS, *name.split("."))
+
+
+def read_sysctl(name: str) -> int:
+    with open(sysctl_path(name), encoding="ascii") as handle:
+        return int(handle.read().strip())
+
+
+def write_sysctl(name: str, value: int) -> None:
+    with open(sysctl_path(name), "w", encoding="ascii") as handle:
+        handle.write(f"{value}\n")
+
+
+# -- the owned chains ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class OwnedChain:
+    """A chain this module owns: its table, its rules, and the built-in chain (``hook``) whose
+    rule ``jump`` sends traffic to it. Rules are token tuples as ``iptables-save`` spells them
+    after ``-A <chain>``, so that what is read compares equal to what is wanted."""
+
+    table: str
+    name: str
+    hook: str
+    rules: tuple = ()
+    jump: tuple = ()
+
+
+def chain_names(network: str) -> dict:
+    """The names of the network's chains: a hash of its name keeps them within iptables' 28
+    characters whatever the name's length, and the same on every run and host."""
+    digest = hashlib.sha256(network.encode()).hexdigest()[:CHAIN_HASH_CHARS].upper()
+    return {purpose: prefix + digest for purpose, prefix in CHAIN_PREFIX.items()}
+
+
+def jump_comment(network: str) -> str:
+    """The comment on the jumps, naming the network for whoever reads the host's rules."""
+    return f"cnikit.cni cluster network {network}"
+
+
+def forward_chain(network: str, cidr: str = "") -> OwnedChain:
+    """The filter chain, with its rules and jump when ``cidr`` is given (only its name and
+    hook when removing it)."""
+    name = chain_names(network)["forward"]
+    if not cidr:
+        return OwnedChain("filter", name, "FORWARD")
+    return OwnedChain("filter", name, "FORWARD",
+                      rules=(("-s", cidr, "-j", "ACCEPT"), ("-d", cidr, "-j", "ACCEPT")),
+                      jump=("-m", "comment", "--comment", jump_comment(network), "-j", name))
+
+
+def masquerade_chain(network: str, cidr: str = "") -> OwnedChain:
+    """The nat chain, as :func:`forward_chain`."""
+    name = chain_names(network)["masquerade"]
+    if not cidr:
+        return OwnedChain("nat", name, "POSTROUTING")
+    multicast = MULTICAST[ipaddress.ip_network(cidr).version]
+    return OwnedChain("nat", name, "POSTROUTING",
+                      rules=(("-d", cidr, "-j", "RETURN"), ("!", "-d", multicast, "-j", "MASQUERADE")),
+                      jump=("-s", cidr, "-m", "comment", "--comment", jump_comment(network), "-j", name))
+
+
+@dataclass
+class SavedTable:
+    """One table as ``iptables-save -t <table>`` prints it: its chains, and each chain's rules
+    as token tuples (without ``-A <chain>``)."""
+
+    chains: set = field(default_factory=set)
+    rules: dict = field(default_factory=dict)
+
+    def rules_of(self, chain: str) -> list:
+        return self.rules.get(chain, [])
+
+    def jumps_to(self, hook: str, chain: str) -> list:
+        """The rules of ``hook`` that jump (or go) to ``chain``."""
+        return [rule for rule in self.rules_of(hook) if _target(rule) == chain]
+
+
+def _target(rule: tuple) -> str | None:
+    for option, value in zip(rule, rule[1:]):
+        if option in ("-j", "-g"):
+            return value
+    return None
+
+
+def parse_saved_table(text: str) -> SavedTable:
+    table = SavedTable()
+    for line in text.splitlines():
+        if line.startswith(":"):
+            table.chains.add(line[1:].split()[0])
+        elif line.startswith("-A "):
+            try:
+                tokens = shlex.split(line)
+            except ValueError as exc:
+                raise CNIError(f"cannot read the iptables-save line {line!r}: {exc}") from None
+            table.rules.setdefault(tokens[1], []).append(tuple(tokens[2:]))
+    return table
+
+
+def plan_chain(saved: SavedTable, chain: OwnedChain) -> list:
+    """The iptables arguments (after ``-t <table>``) that make ``chain`` hold exactly its rules
+    and its hook exactly one jump to it. A missing jump goes first in the hook, ahead of rules
+    that would drop the traffic; a jump already there stays where it is, so that a re-run
+    does not fight another tool that also puts its jump first."""
+    if chain.name not in saved.chains:
+        args = [("-N", chain.name)] + [("-A", chain.name, *rule) for rule in chain.rules]
+    else:
+        args = _rule_edits(chain.name, saved.rules_of(chain.name), list(chain.rules))
+    jumps = saved.jumps_to(chain.hook, chain.name)
+    if chain.jump in jumps:
+        jumps.remove(chain.jump)
+    else:
+        args.append(("-I", chain.hook, "1", *chain.jump))
+    # The new jump is in before a stale one (another CIDR's) goes: no moment without one.
+    args.extend(("-D", chain.hook, *jump) for jump in jumps)
+    return args
+
+
+def plan_removal(saved: SavedTable, chain: OwnedChain) -> list:
+    """The iptables arguments that remove ``chain`` and the jumps to it from its hook."""
+    if chain.name not in saved.chains:
+        return []
+    return [("-D", chain.hook, *jump) for jump in saved.jumps_to(chain.hook, chain.name)] + \
+        [("-F", chain.name), ("-X", chain.name)]
+
+
+def _rule_edits(chain: str, current: list, desired: list) -> list:
+    """Insertions and deletions (by position) turning the rules ``current`` of ``chain`` into
+    ``desired``, keeping the longest run of rules the two share in order. Every insertion comes
+    before any deletion, so a rule being replaced is never missing in between."""
+    if current == desired:
+        return []
+    kept = dict((d, c) for c, d in _common_subsequence(current, desired))
+    layout, next_current, args = [], 0, []  # layout: the chain after the insertions (None: new)
+    for index, rule in enumerate(desired):
+        if index in kept:
+            layout.extend(range(next_current, kept[index] + 1))
+            next_current = kept[index] + 1
+        else:
+            args.append(("-I", chain, str(len(layout) + 1), *rule))
+            layout.append(None)
+    layout.extend(range(next_current, len(current)))
+    kept_current = set(kept.values())
+    stale = [position for position, old in enumerate(layout, 1) if old is not None and old not in kept_current]
+    args.extend(("-D", chain, str(position)) for position in reversed(stale))
+    return args
+
+
+def _common_subsequence(first: list, second: list) -> list:
+    """The index pairs (i, j) of a longest common subsequence of the two lists."""
+    lengths = [[0] * (len(second) + 1) for _row in range(len(first) + 1)]
+    for i in range(len(first) - 1, -1, -1):
+        for j in range(len(second) - 1, -1, -1):
+            lengths[i][j] = lengths[i + 1][j + 1] + 1 if first[i] == second[j] else \
+                max(lengths[i + 1][j], lengths[i][j + 1])
+    pairs, i, j = [], 0, 0
+    while i < len(first) and j < len(second):
+        if first[i] == second[j]:
+            pairs.append((i, j))
+            i, j = i + 1, j + 1
+        elif lengths[i + 1][j] >= lengths[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return pairs
+
+
+def rule_text(chain: str, rule: tuple) -> str:
+    """``-A <chain> <rule>`` as iptables-save prints it."""
+    return " ".join(["-A", chain] + [f'"{token}"' if not token or " " in token else token for token in rule])
+
+
+def owned_lines(saved: SavedTable, chain: OwnedChain) -> list:
+    """The chain, its jumps and its rules in ``saved``, one ``iptables -S`` line each."""
+    if chain.name not in saved.chains:
+        return []
+    return [f"-N {chain.name}"] + [rule_text(chain.hook, jump) for jump in saved.jumps_to(chain.hook, chain.name)] + \
+        [rule_text(chain.name, rule) for rule in saved.rules_of(chain.name)]
+
+
+def wanted_lines(chain: OwnedChain) -> list:
+    """The lines of :func:`owned_lines` once ``chain`` is as wanted."""
+    return [f"-N {chain.name}", rule_text(chain.hook, chain.jump)] + [rule_text(chain.name, rule) for rule in chain.rules]
+
+
+def read_table(host, version: int, table: str) -> SavedTable:
+    argv = [f"{IPTABLES[version]}-save", "-t", table]
+    rc, out, err = host.run_command(argv)
+    if rc != 0:
+        hint = " (is the iptables package installed?)" if rc == 127 else ""
+        raise CNIError(f"{' '.join(argv)} failed with exit status {rc}{hint}: {(err or out).strip()}")
+    return parse_saved_table(out)
+
+
+# -- the task -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Step:
+    """One change: what it is, in words (or as the command it runs), and how to make it."""
+
+    description: str
+    apply: Callable[[], None]
+
+
+@dataclass
+class Plan:
+    steps: list = field(default_factory=list)
+    before: list = field(default_factory=list)  # lines of the diff
+    after: list = field(default_factory=list)
+
+    def add(self, description: str, apply: Callable[[], None]) -> None:
+        self.steps.append(Step(description, apply))
+
+    def add_iptables(self, host, version: int, table: str, args: list) -> None:
+        for arguments in args:
+            argv = [IPTABLES[version], "-w", "-t", table, *arguments]
+            self.add(shlex.join(argv), _command(host, argv))
+
+    def section(self, title: str, before: list, after: list) -> None:
+        if before or after:
+            self.before.extend([f"# {title}"] + before)
+            self.after.extend([f"# {title}"] + after)
+
+
+def _command(host, argv: list) -> Callable[[], None]:
+    def run() -> None:
+        rc, out, err = host.run_command(argv)
+        if rc != 0:
+            raise CNIError(f"{shlex.join(argv)} failed with exit status {rc}: {(err or out).strip()}")
+    return run
+
+
+def run(host, params: dict, result: dict) -> None:
+    """``host`` is the module's ``_ansible_glue.ModuleHost``."""
+    network = check_network_name(params["network"], "network")
+    cache_dir = params["cache_dir"]
+    record = read_record(cache_dir, network)
+    result.update(changed=False, record=record, path=record_path(cache_dir, network),
+                  chains=chain_names(network), changes=[])
+    if params["state"] == "present":
+        wanted = wanted_record(params, record)
+        plan = plan_present(host, cache_dir, record, wanted)
+    else:
+        plan = plan_absent(host, cache_dir, network, record)
+    result["changes"] = [step.description for step in plan.steps]
+    result["changed"] = bool(plan.steps)
+    if host.diff:
+        result["diff"] = {"before": _diff_text(plan.before), "after": _diff_text(plan.after)}
+    if host.check_mode:
+        return
+    for done, step in enumerate(plan.steps):
+        try:
+            step.apply()
+        except (CNIError, OSError):
+            result["changes"] = result["changes"][:done]  # what this run did before it failed
+            result["changed"] = done > 0
+            raise
+
+
+def _diff_text(lines: list) -> str:
+    return "".join(f"{line}\n" for line in lines)
+
+
+def wanted_record(params: dict, record: dict | None) -> dict:
+    """The record ``state=present`` keeps, but for ``ip_forward_before`` (the plan's); bad
+    input is an error naming the option and its value."""
+    cidr = _check_network(params["cidr"], "cidr")
+    subnet = _check_network(params["subnet"], "subnet")
+    if subnet.version != cidr.version:
+        raise ConfigError("subnet", f"is IPv{subnet.version} but cidr {cidr} is IPv{cidr.version}", params["subnet"])
+    if not subnet.subnet_of(cidr):
+        raise ConfigError("subnet", f"is not inside cidr {cidr}", params["subnet"])
+    recorded = ipaddress.ip_network(record["cidr"]).version if record else cidr.version
+    if recorded != cidr.version:
+        raise ConfigError("cidr", f"is IPv{cidr.version}, but this host's record of network {record['network']} holds "
+                                  f"the IPv{recorded} cidr {record['cidr']}: remove the network with state=absent first "
+                                  f"(that removes the IPv{recorded} chains and restores its forwarding)", params["cidr"])
+    return {"network": params["network"], "cidr": str(cidr), "subnet": str(subnet), "masquerade": params["masquerade"]}
+
+
+def _check_network(value: object, option: str):
+    found = _network_or_none(value) if isinstance(value, str) else None
+    if found is None:
+        raise ConfigError(option, "is not a network address in CIDR notation, such as 10.244.0.0/16 "
+                                  "(the host bits must be zero)", value)
+    return found
+
+
+def _network_or_none(text: str):
+    try:
+        # A prefix length is required: 10.244.0.0 alone would be read as a /32.
+        return ipaddress.ip_network(text if "/" in text else "", strict=True)
+    except ValueError:
+        return None
+
+
+def plan_present(host, cache_dir: str, record: dict | None, wanted: dict) -> Plan:
+    """Record first (so the forwarding value before the first run is kept before it changes),
+    then forwarding on, then the chains."""
+    version = ipaddress.ip_network(wanted["cidr"]).version
+    sysctl = FORWARDING_SYSCTL[version]
+    forwarding = read_sysctl(sysctl)
+    wanted = dict(wanted, ip_forward_before=record["ip_forward_before"] if record else forwarding)
+    path = record_path(cache_dir, wanted["network"])
+    plan = Plan()
+    plan.section(path, _record_lines(record), _record_lines(wanted))
+    if wanted != record:
+        plan.add(f"write {path}", lambda: write_record(cache_dir, wanted))
+    plan.section("sysctl", [f"{sysctl} = {forwarding}"], [f"{sysctl} = 1"])
+    if forwarding != 1:
+        plan.add(f"{sysctl} = 1 (was {forwarding})", lambda: write_sysctl(sysctl, 1))
+    chains = [forward_chain(wanted["network"], wanted["cidr"]), masquerade_chain(wanted["network"], wanted["cidr"])]
+    for chain in chains:
+        saved = read_table(host, version, chain.table)
+        keep = chain.table == "filter" or wanted["masquerade"]
+        plan.add_iptables(host, version, chain.table, plan_chain(saved, chain) if keep else plan_removal(saved, chain))
+        plan.section(f"{IPTABLES[version]} -t {chain.table}", owned_lines(saved, chain),
+                     wanted_lines(chain) if keep else [])
+    return plan
+
+
+def plan_absent(host, cache_dir: str, network: str, record: dict | None) -> Plan:
+    """Chains first (nat, then filter), then forwarding back as it was, then the record, which
+    is what a re-run after a failure needs to finish. Without a record both families' tables
+    are searched for the network's chains; one whose tables cannot be read (no IPv6 in the
+    kernel) cannot hold them."""
+    plan = Plan()
+    versions = [ipaddress.ip_network(record["cidr"]).version] if record else [4, 6]
+    for version in versions:
+        for chain in (masquerade_chain(network), forward_chain(network)):
+            try:
+                saved = read_table(host, version, chain.table)
+            except CNIError:
+                if record:
+                    raise
+                continue
+            plan.add_iptables(host, version, chain.table, plan_removal(saved, chain))
+            plan.section(f"{IPTABLES[version]} -t {chain.table}", owned_lines(saved, chain), [])
+    if record:
+        sysctl = FORWARDING_SYSCTL[versions[0]]
+        forwarding, restored = read_sysctl(sysctl), record["ip_forward_before"]
+        plan.section("sysctl", [f"{sysctl} = {forwarding}"], [f"{sysctl} = {restored}"])
+        if forwarding != restored:
+            plan.add(f"{sysctl} = {restored} (was {forwarding}, restored as before the first run)",
+                     lambda: write_sysctl(sysctl, restored))
+        path = record_path(cache_dir, network)
+        plan.section(path, _record_lines(record), _record_lines(None))
+        plan.add(f"remove {path}", lambda: delete_record(cache_dir, network))
+    return plan
+
+
+def _record_lines(record: dict | None) -> list:
+    return record_text(record).splitlines() if record else []

@@ -1,0 +1,185 @@
+#!/usr/bin/python
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: cni_cluster_member
+short_description: A host's own part of a routed network across hosts (record, forwarding, firewall chains)
+version_added: 1.1.0
+description:
+  - Makes a host a member of a routed network whose hosts each route their own subnet of one cluster CIDR, as the
+    role C(cnikit.cni.routed_network) builds it. The module does the host's part beside the network and its routes
+    (M(cnikit.cni.cni_network), M(cnikit.cni.cni_route)).
+  - It keeps a record of the membership on the host, C(<cache_dir>/cnikit-cluster/<network>.json), holding the
+    cluster CIDR, the host's subnet, whether it masquerades, and the value of the forwarding sysctl before the
+    first run. The record is written atomically and only when it changes; M(cnikit.cni.cni_info) reports the
+    records (O(cnikit.cni.cni_info#module:gather=clusters)).
+  - It turns IP forwarding on, C(net.ipv4.ip_forward) for an IPv4 O(cidr), C(net.ipv6.conf.all.forwarding) for an
+    IPv6 one.
+  - It owns a filter chain, C(CNIKIT-FWD-<hash of the network name>), accepting forwarded traffic from and to
+    O(cidr), jumped to from the chain C(FORWARD), so that a firewall whose C(FORWARD) policy is C(DROP) still
+    forwards the cluster's traffic. A jump that is missing is inserted first in C(FORWARD); one already there is
+    left where it is.
+  - With O(masquerade), it also owns a nat chain, C(CNIKIT-MASQ-<hash>), jumped to from C(POSTROUTING) for traffic
+    from O(cidr). Traffic to O(cidr) returns unchanged, so a receiving workload on another member sees the
+    sender's own address, and the rest, but multicast, is masqueraded to the host's address.
+  - The jumps carry the comment C(cnikit.cni cluster network <network>). IPv6 uses C(ip6tables).
+  - Only what differs from this state is changed, as C(iptables-save) shows it (a rule missing from a chain is
+    put back, another rule in it removed). With O(state=absent), the chains and their jumps are removed, the
+    forwarding sysctl is set back to the value the record holds, and the record is deleted.
+author:
+  - cnikit maintainers (@cnikit)
+requirements:
+  - Python 3.9 or later on the managed node.
+  - C(iptables) (and C(ip6tables) for an IPv6 O(cidr)), the legacy or the nf_tables variant.
+extends_documentation_fragment:
+  - cnikit.cni._attributes
+  - cnikit.cni._attributes.actiongroup_cni
+  - cnikit.cni._paths.conf_dir_unused
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Reads the record, the sysctl and the tables, and reports the changes a real run would make in
+        RV(changes).
+  diff_mode:
+    support: full
+    details:
+      - The record, the forwarding sysctl and the owned chains with their jumps (one C(iptables -S) line each),
+        before and after.
+  idempotent:
+    support: full
+options:
+  network:
+    description:
+      - Name of the routed network, the CNI network name its members declare. It names the record and, through a
+        hash, the chains.
+    type: str
+    required: true
+  cidr:
+    description:
+      - The cluster CIDR every member's subnet comes from, a network address such as V(10.244.0.0/16).
+      - Required with O(state=present). Changing it to the other IP family is refused while the record holds
+        the first; remove the network with O(state=absent) first.
+    type: str
+  subnet:
+    description:
+      - This host's subnet, inside O(cidr), as the allocation gave it, recorded for M(cnikit.cni.cni_info).
+      - Required with O(state=present).
+    type: str
+  masquerade:
+    description:
+      - Masquerade traffic from O(cidr) to destinations outside it. Traffic between members is never masqueraded.
+      - V(false) removes the nat chain if an earlier run made it.
+    type: bool
+    default: true
+  state:
+    description:
+      - V(present) keeps the record, forwarding and the chains as described; V(absent) removes the chains and the
+        record and restores forwarding.
+      - Without a record, V(absent) still removes the network's chains of both IP families.
+    type: str
+    choices: [present, absent]
+    default: present
+  cache_dir:
+    description:
+      - Directory holding the record, in its subdirectory C(cnikit-cluster). The libcni-compatible result cache
+        of the other modules lives in the same directory.
+    type: path
+    default: /var/lib/cni
+  cni_path:
+    description:
+      - Not used by this module. Accepted so that the collection's shared options can be set once for every
+        module with C(module_defaults) and C(group/cnikit.cni.cni).
+    type: list
+    elements: path
+    default: [/opt/cni/bin]
+  timeout:
+    description:
+      - Not used by this module. Accepted so that the collection's shared options can be set once for every
+        module with C(module_defaults) and C(group/cnikit.cni.cni).
+    type: float
+    default: 60.0
+notes:
+  - The sysctl and the chains do not survive a reboot (the record does); run the module, or the role, again after
+    one. The sysctl is written through C(/proc/sys), not C(/etc/sysctl.d).
+  - Setting C(net.ipv6.conf.all.forwarding) makes the kernel ignore router advertisements on interfaces whose
+    C(accept_ra) is not V(2); a host that takes its IPv6 default route from them loses it.
+  - With O(state=absent) the forwarding sysctl goes back to its value before the first run even if something
+    else has needed it since (a bridge network with C(isGateway)); set it again for that use.
+seealso:
+  - module: cnikit.cni.cni_info
+  - module: cnikit.cni.cni_network
+"""
+
+EXAMPLES = r"""
+---
+- name: Make this host a member of the routed network cluster, with its subnet
+  cnikit.cni.cni_cluster_member:
+    network: cluster
+    cidr: 10.244.0.0/16
+    subnet: 10.244.3.0/24
+
+- name: Without masquerading traffic that leaves the cluster CIDR
+  cnikit.cni.cni_cluster_member:
+    network: cluster
+    cidr: 10.244.0.0/16
+    subnet: 10.244.3.0/24
+    masquerade: false
+
+- name: Leave it, restoring forwarding and removing the chains
+  cnikit.cni.cni_cluster_member:
+    network: cluster
+    state: absent
+"""
+
+RETURN = r"""
+record:
+  description:
+    - The host's record of the network before the task, null when there was none.
+    - C(ip_forward_before) is the forwarding sysctl's value before the first run, which O(state=absent) restores.
+  returned: always
+  type: dict
+  sample:
+    network: cluster
+    cidr: 10.244.0.0/16
+    subnet: 10.244.3.0/24
+    masquerade: true
+    ip_forward_before: 0
+path:
+  description: The record's file.
+  returned: always
+  type: str
+  sample: /var/lib/cni/cnikit-cluster/cluster.json
+chains:
+  description: The names of the network's chains, C(forward) in the filter table and C(masquerade) in the nat table.
+  returned: always
+  type: dict
+  sample: {forward: CNIKIT-FWD-164CF1CA, masquerade: CNIKIT-MASQ-164CF1CA}
+changes:
+  description:
+    - What the task changed (in check mode, would change), in order, one line each. The changes to the tables are the
+      C(iptables) commands run.
+    - When the task fails, the changes it made before the failure.
+  returned: always
+  type: list
+  elements: str
+  sample:
+    - write /var/lib/cni/cnikit-cluster/cluster.json
+    - net.ipv4.ip_forward = 1 (was 0)
+    - iptables -w -t filter -N CNIKIT-FWD-164CF1CA
+"""
+
+from ansible_collections.cnikit.cni.plugins.module_utils import _cluster_member
+from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_module
+
+
+def main():
+    run_module(_cluster_member)
+
+
+if __name__ == "__main__":
+    main()
