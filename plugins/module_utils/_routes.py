@@ -419,8 +419,8 @@ def run(host, params: dict, result: dict) -> None:
         plan = make_plan(desired, options.within, current, options.protocol)
         for route in plan.conflicts:
             host.warn(f"route {route.line(route.protocol)} lies inside {', '.join(map(str, options.within))} but is "
-                      f"not cni_route's (protocol {protocol_label(route.protocol)}, not {options.protocol}): "
-                      "left as it is")
+                      f"not cni_route's: its protocol is {protocol_label(route.protocol)}, cni_route's "
+                      f"{options.protocol}; left as it is")
         result.update({
             "added": [route.as_dict(with_name=True) for route in plan.add],
             "replaced": [new.as_dict(with_name=True) for _old, new in plan.replace],

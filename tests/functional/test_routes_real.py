@@ -166,7 +166,7 @@ def test_a_foreign_static_route_inside_within_is_left_and_reported(netns):
     assert outcome["result"]["conflicts"] == [{"dst": "10.244.9.0/24", "via": "10.201.0.99", "dev": "cnit-rt0",
                                                "type": "unicast", "metric": 0, "table": 254, "protocol": 4}]
     assert len(outcome["warnings"]) == 1 and "10.244.9.0/24" in outcome["warnings"][0]
-    assert "protocol 4 (static)" in outcome["warnings"][0]
+    assert "its protocol is 4 (static), cni_route's 210" in outcome["warnings"][0]
     assert kernel_routes(netns, "proto", "static") == ["10.244.9.0/24 via 10.201.0.99 dev cnit-rt0"]
     # The bridge's connected route of a host's own subnet is not a conflict.
     assert all(conflict["protocol"] != 2 for conflict in outcome["result"]["conflicts"])
