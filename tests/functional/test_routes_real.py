@@ -42,8 +42,8 @@ if refuse:
     # which the real kernel refuses, after the pre-checks have passed.
     real_request = _routes._request
 
-    def _request(route, protocol):
-        request = real_request(route, protocol)
+    def _request(verb, route, protocol):
+        request = real_request(verb, route, protocol)
         if str(route.dst) == refuse:
             request = dataclasses.replace(request, gateway=ipaddress.ip_address("10.202.0.1"), oif=0)
         return request
