@@ -375,14 +375,17 @@ def _interface_index(name: str, path: str = "dev") -> int:
         raise ConfigError(path, "no interface of this name exists on this host", name) from None
 
 
-def _request(route: Route, protocol: int):
+def _request(verb: str, route: Route, protocol: int):
+    """The kernel request for ``verb`` of ``route``. A delete names the route by its key alone
+    (destination, metric, type and the ownership mark), as the kernel finds it."""
     from ._rtnetlink import RouteRequest  # pylint: disable=import-outside-toplevel
 
     route_type = ROUTE_TYPES.get(route.type) or next(
         (number for number, name in KERNEL_TYPES.items() if name == route.type), int(route.type))
-    oif = _interface_index(route.dev) if route.dev and route.type == "unicast" else 0
-    return RouteRequest(dst=route.dst, type=route_type, protocol=protocol, table=route.table,
-                        metric=route.metric, gateway=route.via, oif=oif)
+    nexthop = verb != "delete" and route.type == "unicast"
+    return RouteRequest(dst=route.dst, type=route_type, protocol=protocol, table=route.table, metric=route.metric,
+                        gateway=route.via if nexthop else None,
+                        oif=_interface_index(route.dev) if nexthop and route.dev else 0)
 
 
 def apply(netlink, plan: Plan, protocol: int) -> None:
@@ -391,18 +394,30 @@ def apply(netlink, plan: Plan, protocol: int) -> None:
     steps = ([("add", route, ("delete", route)) for route in plan.add]
              + [("replace", new, ("replace", old)) for old, new in plan.replace]
              + [("delete", route, ("add", route)) for route in plan.remove])
-    answers = netlink.change([(verb, _request(route, protocol)) for verb, route, _undo in steps])
+    answers = netlink.change([(verb, _request(verb, route, protocol)) for verb, route, _undo in steps])
     refused = [(verb, route, error) for (verb, route, _undo), error in zip(steps, answers) if error is not None]
     if not refused:
         return
-    undo = [undo for (_verb, _route, undo), error in zip(steps, answers) if error is None][::-1]
-    undo_answers = netlink.change([(verb, _request(route, protocol)) for verb, route in undo])
-    cleanup = [RouteError(f"undo {verb} of route {route.label()}: {error.strerror}", [route.as_dict(with_name=True)])
-               for (verb, route), error in zip(undo, undo_answers) if error is not None]
+    accepted = [undo for (_verb, _route, undo), error in zip(steps, answers) if error is None]
+    cleanup_errors = _undo(netlink, accepted[::-1], protocol)
     cause = RouteError("; ".join(f"{verb} route {route.label()}: {error.strerror}" for verb, route, error in refused),
                        [dict(route.as_dict(with_name=True), action=verb) for verb, route, _error in refused])
     raise OperationError("the kernel refused routes, and the routes this run had changed were put back",
-                         cause, cleanup)
+                         cause, cleanup_errors)
+
+
+def _undo(netlink, undo: list, protocol: int) -> list:
+    """Carry out the ``(verb, route)`` steps that undo a batch; the RouteError of each that fails."""
+    errors, requests = [], []
+    for verb, route in undo:
+        try:
+            requests.append((verb, route, _request(verb, route, protocol)))
+        except ConfigError as error:  # the route's interface is gone since the table was read
+            errors.append(RouteError(f"undo {verb} of route {route.label()}: {error}", [route.as_dict(with_name=True)]))
+    answers = netlink.change([(verb, request) for verb, _route, request in requests])
+    return errors + [RouteError(f"undo {verb} of route {route.label()}: {error.strerror}",
+                                [route.as_dict(with_name=True)])
+                     for (verb, route, _request_), error in zip(requests, answers) if error is not None]
 
 
 # -- the task --------------------------------------------------------------------------------------
@@ -419,8 +434,8 @@ def run(host, params: dict, result: dict) -> None:
         plan = make_plan(desired, options.within, current, options.protocol)
         for route in plan.conflicts:
             host.warn(f"route {route.line(route.protocol)} lies inside {', '.join(map(str, options.within))} but is "
-                      f"not cni_route's (protocol {protocol_label(route.protocol)}, not {options.protocol}): "
-                      "left as it is")
+                      f"not cni_route's: its protocol is {protocol_label(route.protocol)}, cni_route's "
+                      f"{options.protocol}; left as it is")
         result.update({
             "added": [route.as_dict(with_name=True) for route in plan.add],
             "replaced": [new.as_dict(with_name=True) for _old, new in plan.replace],

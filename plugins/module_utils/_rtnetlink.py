@@ -36,13 +36,13 @@ RTM_DELROUTE = 25
 RTM_GETROUTE = 26
 
 NLM_F_REQUEST = 0x1
-NLM_F_MULTI = 0x2
 NLM_F_ACK = 0x4
 NLM_F_DUMP_INTR = 0x10
 NLM_F_DUMP = 0x300
 NLM_F_REPLACE = 0x100
 NLM_F_EXCL = 0x200
 NLM_F_CREATE = 0x400
+NLM_F_CAPPED = 0x100  # on an NLMSG_ERROR: the failed request's header only, without its body
 NLM_F_ACK_TLVS = 0x200  # on an NLMSG_ERROR: extended-ack attributes follow
 NLMSGERR_ATTR_MSG = 1
 
@@ -52,6 +52,7 @@ RTA_GATEWAY = 5
 RTA_PRIORITY = 6
 RTA_TABLE = 15
 
+RTN_UNICAST = 1
 RT_TABLE_COMPAT = 252  # rtm_table of a route whose table number does not fit a byte (RTA_TABLE holds it)
 RT_SCOPE_UNIVERSE = 0
 RT_SCOPE_LINK = 253
@@ -126,7 +127,8 @@ def _attrs(data: bytes, offset: int, end: int):
         length, kind = RTATTR.unpack_from(data, offset)
         if length < RTATTR.size:
             return
-        yield kind & 0x3FFF, bytes(data[offset + RTATTR.size:offset + length])  # without NLA_F_NESTED and the byte-order flag
+        # The kind without its flags (NLA_F_NESTED, NLA_F_NET_BYTEORDER).
+        yield kind & 0x3FFF, bytes(data[offset + RTATTR.size:offset + length])
         offset += (length + 3) & ~3
 
 
@@ -190,7 +192,8 @@ def _error(data: bytes, offset: int, end: int, flags: int) -> tuple:
     code = -ERROR_CODE.unpack_from(data, offset)[0]
     explanation = ""
     if flags & NLM_F_ACK_TLVS:
-        for kind, payload in _attrs(data, offset + ERROR_CODE.size + NLMSGHDR.size, end):
+        request_size = NLMSGHDR.size if flags & NLM_F_CAPPED else NLMSGHDR.unpack_from(data, offset + ERROR_CODE.size)[0]
+        for kind, payload in _attrs(data, offset + ERROR_CODE.size + ((request_size + 3) & ~3), end):
             if kind == NLMSGERR_ATTR_MSG:
                 explanation = payload.rstrip(b"\0").decode("utf-8", "replace")
     return code, explanation
@@ -289,7 +292,7 @@ class RouteSocket:
         for verb, request in operations:
             if verb == "delete":
                 scope = RT_SCOPE_NOWHERE  # as ip route del: any scope
-            elif request.type == 1 and request.gateway is None:
+            elif request.type == RTN_UNICAST and request.gateway is None:
                 scope = RT_SCOPE_LINK  # a route on a link, as ip route add <dst> dev <if>
             else:
                 scope = RT_SCOPE_UNIVERSE

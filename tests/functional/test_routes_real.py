@@ -42,8 +42,8 @@ if refuse:
     # which the real kernel refuses, after the pre-checks have passed.
     real_request = _routes._request
 
-    def _request(route, protocol):
-        request = real_request(route, protocol)
+    def _request(verb, route, protocol):
+        request = real_request(verb, route, protocol)
         if str(route.dst) == refuse:
             request = dataclasses.replace(request, gateway=ipaddress.ip_address("10.202.0.1"), oif=0)
         return request
@@ -166,7 +166,7 @@ def test_a_foreign_static_route_inside_within_is_left_and_reported(netns):
     assert outcome["result"]["conflicts"] == [{"dst": "10.244.9.0/24", "via": "10.201.0.99", "dev": "cnit-rt0",
                                                "type": "unicast", "metric": 0, "table": 254, "protocol": 4}]
     assert len(outcome["warnings"]) == 1 and "10.244.9.0/24" in outcome["warnings"][0]
-    assert "protocol 4 (static)" in outcome["warnings"][0]
+    assert "its protocol is 4 (static), cni_route's 210" in outcome["warnings"][0]
     assert kernel_routes(netns, "proto", "static") == ["10.244.9.0/24 via 10.201.0.99 dev cnit-rt0"]
     # The bridge's connected route of a host's own subnet is not a conflict.
     assert all(conflict["protocol"] != 2 for conflict in outcome["result"]["conflicts"])

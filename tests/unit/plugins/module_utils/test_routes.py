@@ -267,6 +267,19 @@ def test_an_undo_the_kernel_refuses_is_reported_beside_the_cause():
     assert caught.value.to_dict()["rollback_errors"][0]["routes"][0]["dst"] == "10.244.2.0/24"
 
 
+def test_an_undo_whose_interface_is_gone_is_reported_and_the_others_still_run():
+    netlink = RefusingNetlink({"10.244.3.0/24"})
+    gone = route("10.244.5.0/24", "10.199.0.16", dev="cnit-gone0")
+    plan = make_plan([desired("10.244.3.0/24", "10.199.0.14"), desired("10.244.4.0/24", "10.199.0.15")],
+                     CLUSTER, [gone], OWN)
+    with pytest.raises(OperationError) as caught:
+        _routes.apply(netlink, plan, OWN)
+    assert netlink.batches[0][-1] == ("delete", "10.244.5.0/24", OWN)  # a delete needs no interface
+    assert netlink.batches[1] == [("delete", "10.244.4.0/24", OWN)]
+    assert [error.routes[0]["dst"] for error in caught.value.cleanup_errors] == ["10.244.5.0/24"]
+    assert "no interface of this name" in str(caught.value.cleanup_errors[0])
+
+
 # -- the result ------------------------------------------------------------------------------------
 
 def test_route_lines_read_as_ip_route_shows_them():
