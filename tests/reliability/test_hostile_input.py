@@ -139,6 +139,9 @@ MODULE_CASES = [
     ("cni_network", {"name": "n", "filename": "../../evil.conflist", "plugins": [{"type": "bridge"}]}, "filename"),
     ("cni_gc", {"valid_attachments": [{"container_id": "x/../../y"}]}, "valid_attachments[0].container_id"),
     ("cni_plugin_install", {"src_dir": "/usr/lib/cni", "plugins": ["../../../bin/sh"]}, "plugins"),
+    ("cni_cluster_member", {"network": "../../etc", "state": "absent"}, "network"),
+    ("cni_cluster_member", {"network": "n", "cidr": "10.244.0.1/16", "subnet": "10.244.1.0/24"}, "cidr"),
+    ("cni_cluster_member", {"network": "n", "cidr": "10.244.0.0/16", "subnet": "10.245.1.0/24"}, "subnet"),
 ]
 
 
