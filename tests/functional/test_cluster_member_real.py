@@ -25,7 +25,7 @@ MODULE = "ansible_collections.cnikit.cni.plugins.modules.cni_cluster_member"
 INPLACE = str(Path(os.path.abspath(_cluster_member.__file__)).parents[5])  # holds ansible_collections/
 CIDR, SUBNET = "10.244.0.0/16", "10.244.1.0/24"
 IPV4_FORWARD, IPV6_FORWARD = "/proc/sys/net/ipv4/ip_forward", "/proc/sys/net/ipv6/conf/all/forwarding"
-_networks = itertools.count(1)
+_networks, _namespaces = itertools.count(1), itertools.count(1)
 
 
 def in_netns(netns: str, *argv: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -33,14 +33,17 @@ def in_netns(netns: str, *argv: str, check: bool = True) -> subprocess.Completed
                           check=check)
 
 
-def run_member(netns: str, workdir: Path, check_mode: bool = False, **args) -> dict:
-    """The module run in ``netns`` as Ansible runs it (arguments from a file), with diff on."""
+def run_member(netns: str, workdir: Path, check_mode: bool = False, path_first: str = "", **args) -> dict:
+    """The module run in ``netns`` as Ansible runs it (arguments from a file), with diff on;
+    ``path_first`` is a directory searched for programs before the others."""
     workdir.mkdir(exist_ok=True)
     args_file = workdir / "args.json"
     args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": dict(
         args, cache_dir=str(workdir / "cache"), _ansible_check_mode=check_mode, _ansible_diff=True,
         _ansible_remote_tmp=str(workdir), _ansible_tmpdir=None)}))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([INPLACE, os.environ.get("PYTHONPATH", "")]))
+    if path_first:
+        env["PATH"] = os.pathsep.join([path_first, env["PATH"]])
     done = subprocess.run(["ip", "netns", "exec", os.path.basename(netns), sys.executable, "-m", MODULE,
                            str(args_file)], capture_output=True, text=True, env=env, check=False)
     try:
@@ -63,6 +66,23 @@ def rules(netns: str, table: str, family: int = 4) -> list:
 def owned(lines: list, network: str) -> list:
     names = tuple(_cluster_member.chain_names(network).values())
     return [line for line in lines if any(name in line for name in names)]
+
+
+@pytest.fixture
+def make_netns():
+    """Create namespaces ``cnit-cm-<pid>-<n>``; returns their path. Not the suite's ``cnit-e-``
+    namespaces, which every functional test's teardown removes, those of concurrent runs too."""
+    created = []
+
+    def make() -> str:
+        name = f"cnit-cm-{os.getpid()}-{next(_namespaces)}"
+        subprocess.run(["ip", "netns", "add", name], check=True)
+        created.append(name)
+        return f"/var/run/netns/{name}"
+
+    yield make
+    for name in created:
+        subprocess.run(["ip", "netns", "del", name], check=False)
 
 
 @pytest.fixture
@@ -155,6 +175,35 @@ def test_drift_is_repaired_and_masquerade_off_removes_only_the_nat_chain(make_ne
     assert owned(rules(netns, "filter"), network) == converged
     assert _cluster_member.read_record(str(tmp_path / "cache"), network)["masquerade"] is False
     assert run_member(netns, tmp_path, masquerade=False, **options)["changed"] is False
+
+
+def test_a_refused_command_fails_naming_it_with_the_changes_before_it_and_a_rerun_finishes(
+        make_netns, network, tmp_path):
+    netns = make_netns()
+    refusing = tmp_path / "bin"
+    refusing.mkdir()
+    # Failure injection: an iptables that refuses every change to the nat table.
+    (refusing / "iptables").write_text('#!/bin/sh\ncase " $* " in *" -t nat "*) echo "refused by the test" >&2; '
+                                       'exit 4;; esac\nexec /usr/sbin/iptables "$@"\n')
+    (refusing / "iptables").chmod(0o755)
+    options = {"network": network, "cidr": CIDR, "subnet": SUBNET}
+
+    failed = run_member(netns, tmp_path, path_first=str(refusing), **options)
+
+    masq = _cluster_member.chain_names(network)["masquerade"]
+    assert failed["failed"] is True
+    assert failed["msg"] == f"iptables -w -t nat -N {masq} failed with exit status 4: refused by the test"
+    assert failed["changed"] is True and failed["changes"][:2] == [
+        f"write {tmp_path}/cache/cnikit-cluster/{network}.json", "net.ipv4.ip_forward = 1 (was 0)"]
+    assert all(" -t filter " in change for change in failed["changes"][2:]) and len(failed["changes"]) == 6
+    assert owned(rules(netns, "nat"), network) == []
+
+    finished = run_member(netns, tmp_path, **options)
+
+    assert finished["record"]["ip_forward_before"] == 0
+    assert finished["changes"][0] == f"iptables -w -t nat -N {masq}"
+    assert len(finished["changes"]) == 4 and all(" -t nat " in change for change in finished["changes"])
+    assert run_member(netns, tmp_path, **options)["changed"] is False
 
 
 def test_ipv6_forwarding_and_ip6tables(make_netns, network, tmp_path):

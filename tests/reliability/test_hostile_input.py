@@ -141,6 +141,9 @@ MODULE_CASES = [
     ("cni_plugin_install", {"src_dir": "/usr/lib/cni", "plugins": ["../../../bin/sh"]}, "plugins"),
     ("cni_route", {"routes": [{"dst": "10.254.232.0", "via": "10.254.231.5"}]}, "routes[0].dst"),
     ("cni_route", {"routes": [{"dst": "10.254.232.0/24", "via": "cnit-r-peer"}]}, "routes[0].via"),
+    ("cni_cluster_member", {"network": "../../etc", "state": "absent"}, "network"),
+    ("cni_cluster_member", {"network": "n", "cidr": "10.244.0.1/16", "subnet": "10.244.1.0/24"}, "cidr"),
+    ("cni_cluster_member", {"network": "n", "cidr": "10.244.0.0/16", "subnet": "10.245.1.0/24"}, "subnet"),
 ]
 
 
