@@ -12,7 +12,7 @@ version_added: 1.1.0
 description:
   - Makes a host a member of a routed network whose hosts each route their own subnet of one cluster CIDR, as the
     role C(cnikit.cni.routed_network) builds it. The module does the host's part beside the network and its routes
-    (M(cnikit.cni.cni_network), C(cnikit.cni.cni_route)).
+    (M(cnikit.cni.cni_network), M(cnikit.cni.cni_route)).
   - It keeps a record of the membership on the host, C(<cache_dir>/cnikit-cluster/<network>.json), holding the
     cluster CIDR, the host's subnet, whether it masquerades, and the value of the forwarding sysctl before the
     first run. The record is written atomically and only when it changes; M(cnikit.cni.cni_info) reports the

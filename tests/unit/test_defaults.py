@@ -34,6 +34,10 @@ ROLE_VARIABLES = {
     ("networks", "cni_networks_cni_path"): list(_defaults.DEFAULT_CNI_PATH),
     ("plugins", "cni_plugins_dest"): _defaults.DEFAULT_CNI_PATH[0],
     ("plugins", "cni_plugins_timeout"): _defaults.DEFAULT_TIMEOUT,
+    ("routed_network", "cni_cluster_host_prefix"): _defaults.DEFAULT_CLUSTER_HOST_PREFIX,
+    ("routed_network", "cni_cluster_conf_dir"): _defaults.DEFAULT_CONF_DIR,
+    ("routed_network", "cni_cluster_cni_path"): list(_defaults.DEFAULT_CNI_PATH),
+    ("routed_network", "cni_cluster_cache_dir"): _defaults.DEFAULT_CACHE_DIR,
 }
 
 
