@@ -38,7 +38,9 @@ requirements:
 extends_documentation_fragment:
   - cnikit.cni._attributes
   - cnikit.cni._attributes.actiongroup_cni
+  - cnikit.cni._paths.cni_path_unused
   - cnikit.cni._paths.conf_dir_unused
+  - cnikit.cni._paths.timeout_unused
 attributes:
   check_mode:
     support: full
@@ -90,19 +92,6 @@ options:
         of the other modules lives in the same directory.
     type: path
     default: /var/lib/cni
-  cni_path:
-    description:
-      - Not used by this module. Accepted so that the collection's shared options can be set once for every
-        module with C(module_defaults) and C(group/cnikit.cni.cni).
-    type: list
-    elements: path
-    default: [/opt/cni/bin]
-  timeout:
-    description:
-      - Not used by this module. Accepted so that the collection's shared options can be set once for every
-        module with C(module_defaults) and C(group/cnikit.cni.cni).
-    type: float
-    default: 60.0
 notes:
   - The sysctl and the chains do not survive a reboot (the record does); run the module, or the role, again after
     one. The sysctl is written through C(/proc/sys), not C(/etc/sysctl.d).
