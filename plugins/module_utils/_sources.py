@@ -14,7 +14,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
-import re
 import stat
 import sys
 import tarfile
