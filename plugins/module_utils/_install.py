@@ -24,8 +24,8 @@ from ._errors import ConfigError
 from ._exec import PluginExecutor
 from ._identifiers import is_plugin_file_name
 from ._manifest import (
-    REFERENCE_SET, SET_NAME_RE, Plan, Request, apply, is_plugin_name, manifest_is_current,
-    plan_absent, plan_present, plan_result, plan_unchanged, read_manifest,
+    REFERENCE_SET, SET_NAME_RE, Plan, Request, apply, check_adopt_names, is_plugin_name, manifest_is_current,
+    manifest_sets, plan_absent, plan_present, plan_result, plan_unchanged, read_manifest,
 )
 from ._sources import (
     DEFAULT_BASE_URL, RELEASE_ARCHES, DirectorySource, RenamedSource, check_set_version, default_checksum,
@@ -136,6 +136,8 @@ def ensure(opts: Options, fetch, workdir: str, check_mode: bool, limits: Limits 
     with tempfile.TemporaryDirectory(prefix="cnikit-install-", dir=workdir) as work:
         request, source = _resolve(opts, plugins, manifest, dest, fetch, work, limits, memo)
         if source is None:
+            # Current as the manifest records it: the set's binaries are the source's.
+            check_adopt_names(opts.plugin_set, adopt, manifest_sets(manifest)[opts.plugin_set]["files"])
             plan = plan_unchanged(dest, opts.plugin_set, manifest)
         else:
             plan = plan_present(dest, manifest, request, source, memo, opts.force, adopt)

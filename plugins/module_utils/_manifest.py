@@ -257,15 +257,20 @@ def _check_reference_set(request: Request, wanted: dict, previous: dict, what: s
                           "release it is as version", request.set_name)
 
 
+def check_adopt_names(set_name: str, adopt: tuple, installs) -> None:
+    """``adopt`` (adopt_foreign) may name only binaries the set installs (``installs``)."""
+    strangers = sorted(set(adopt) - set(installs))
+    if strangers:
+        raise ConfigError("adopt_foreign", f"names {', '.join(strangers)}, which are not binaries set {set_name} "
+                          f"installs (it installs {', '.join(sorted(installs))})", strangers)
+
+
 def _check_foreign(dest: str, sets: dict, set_name: str, wanted: dict, adopt: tuple) -> list:
     """The binaries of ``wanted`` that are in dest although no set installed them (another
     installer's): the ones ``adopt`` names are taken over, any other is an error, since
     installing would overwrite it and a later removal of the set delete it. Returns those
     taken over."""
-    strangers = sorted(set(adopt) - set(wanted))
-    if strangers:
-        raise ConfigError("adopt_foreign", f"names {', '.join(strangers)}, which are not binaries set {set_name} "
-                          f"installs (it installs {', '.join(sorted(wanted))})", strangers)
+    check_adopt_names(set_name, adopt, wanted)
     owned = {name for entry in sets.values() for name in entry["files"]}
     foreign = sorted(name for name in wanted if name not in owned and os.path.lexists(os.path.join(dest, name)))
     refused = [name for name in foreign if name not in adopt]

@@ -329,6 +329,10 @@ def test_adopt_foreign_names_only_binaries_the_set_installs(server, dest, tmp_pa
     with pytest.raises(ConfigError, match="^adopt_foreign: entries must be plugin binary names"):
         run(server, dest, tmp_path, adopt_foreign=("../bridge",))
     assert not os.path.exists(dest)
+    # A converged run, which reads no source, holds the names to the set's binaries just the same.
+    run(server, dest, tmp_path)
+    with pytest.raises(ConfigError, match="^adopt_foreign: names flannel, which are not binaries set reference installs"):
+        run(server, dest, tmp_path, adopt_foreign=("flannel",))
 
 
 # --- the reference set is the reference plugins' release -----------------------------------------
