@@ -318,12 +318,13 @@ class PluginExecutor(Executor):
     def binary_release(self, path: str) -> str | None:
         """The version the reference set of a cnikit manifest beside the binary records, or the
         version of the distribution package that owns it."""
-        from ._manifest import REFERENCE_SET, binary_set  # pylint: disable=import-outside-toplevel  # _manifest imports this module
+        from ._manifest import REFERENCE_SET, binary_set, is_release_version  # pylint: disable=import-outside-toplevel  # _manifest imports this module
         directory, name = os.path.split(path)
         set_name, plugin_set = binary_set(self._manifest(directory), name)
         # Only the reference set's version is a release of the reference plugins; flannel's
-        # v1.9.1-flannel1 or a site's 2024.1 says nothing about which checks apply.
-        if set_name == REFERENCE_SET and isinstance(plugin_set.get("version"), str):
+        # v1.9.1-flannel1 or a site's 2024.1 says nothing about which checks apply. Nor does a
+        # source's content digest, or a label recorded before the set took release versions only.
+        if set_name == REFERENCE_SET and is_release_version(plugin_set.get("version")):
             return plugin_set["version"]
         if directory == DISTRO_PACKAGE[1] and self._run_command is not None:
             return self._distro_package_release

@@ -24,8 +24,8 @@ from ._errors import ConfigError
 from ._exec import PluginExecutor
 from ._identifiers import is_plugin_file_name
 from ._manifest import (
-    REFERENCE_SET, SET_NAME_RE, Plan, Request, apply, is_plugin_name, manifest_is_current,
-    plan_absent, plan_present, plan_result, plan_unchanged, read_manifest,
+    REFERENCE_SET, SET_NAME_RE, Plan, Request, apply, check_adopt_names, is_plugin_name, manifest_is_current,
+    manifest_sets, plan_absent, plan_present, plan_result, plan_unchanged, read_manifest,
 )
 from ._sources import (
     DEFAULT_BASE_URL, RELEASE_ARCHES, DirectorySource, RenamedSource, check_set_version, default_checksum,
@@ -47,6 +47,7 @@ ARGUMENT_SPEC = ArgumentSpec({
     "checksum": {"type": "str"},
     "plugins": {"type": "list", "elements": "str"},
     "force": {"type": "bool", "default": False},
+    "adopt_foreign": {"type": "list", "elements": "str"},
     "validate_certs": {"type": "bool", "default": True},
     "use_proxy": {"type": "bool", "default": True},
     "url_username": {"type": "str"},
@@ -102,6 +103,7 @@ class Options:
     probe_timeout: float = _default("timeout")
     plugin_set: str = _default("plugin_set")
     rename: dict | None = None       # {source member: installed name}
+    adopt_foreign: tuple = ()        # binaries no set installed that the set may take over
 
     @classmethod
     def from_params(cls, params: dict, dest: str, machine: str) -> Options:
@@ -111,7 +113,7 @@ class Options:
             src_dir=params["src_dir"], checksum=params["checksum"],
             plugins=tuple(params["plugins"]) if params["plugins"] is not None else None,
             force=params["force"], probe_timeout=params["timeout"], plugin_set=params["plugin_set"],
-            rename=params["rename"],
+            rename=params["rename"], adopt_foreign=tuple(params["adopt_foreign"] or ()),
         )
 
 
@@ -121,6 +123,7 @@ def ensure(opts: Options, fetch, workdir: str, check_mode: bool, limits: Limits 
     compare exactly without writing there."""
     dest = os.path.abspath(opts.dest)
     plugins = _check_plugins(opts.plugins)
+    adopt = _check_adopt(opts.adopt_foreign)
     _check_set(opts)
     if os.path.lexists(dest) and not os.path.isdir(dest):
         raise ConfigError("dest", "exists and is not a directory", opts.dest)
@@ -133,9 +136,11 @@ def ensure(opts: Options, fetch, workdir: str, check_mode: bool, limits: Limits 
     with tempfile.TemporaryDirectory(prefix="cnikit-install-", dir=workdir) as work:
         request, source = _resolve(opts, plugins, manifest, dest, fetch, work, limits, memo)
         if source is None:
+            # Current as the manifest records it: the set's binaries are the source's.
+            check_adopt_names(opts.plugin_set, adopt, manifest_sets(manifest)[opts.plugin_set]["files"])
             plan = plan_unchanged(dest, opts.plugin_set, manifest)
         else:
-            plan = plan_present(dest, manifest, request, source, memo, opts.force)
+            plan = plan_present(dest, manifest, request, source, memo, opts.force, adopt)
         result = _carry_out(plan, source, check_mode, executor, memo)
     warning = request.checksum and cleartext_warning(request.source, request.checksum)  # downloads only
     result["warnings"] += [warning] if warning else []
@@ -151,6 +156,13 @@ def _check_plugins(plugins: tuple | None) -> tuple | None:
     if not plugins:
         raise ConfigError("plugins", "must name at least one plugin; use state=absent to remove them all", [])
     return tuple(sorted(set(plugins)))
+
+
+def _check_adopt(names: tuple) -> tuple:
+    bad = [name for name in names if not is_plugin_name(name)]
+    if bad:
+        raise ConfigError("adopt_foreign", "entries must be plugin binary names such as bridge or calico", bad)
+    return tuple(sorted(set(names)))
 
 
 def _check_set(opts: Options) -> None:

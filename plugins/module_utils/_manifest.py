@@ -41,6 +41,8 @@ STAGE_PREFIX = ".cnikit-stage-"
 BINARY_MODE = 0o755
 
 SET_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+# A release of the reference plugins, as the manifest records it (without the tag's "v").
+RELEASE_VERSION_RE = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+$")
 # Release extras that are documentation, not plugins: never installed into dest.
 EXTRA_RE = re.compile(r"^(?:LICENSE|NOTICE|README)(?:\..*)?$|\.(?:md|txt)$", re.IGNORECASE)
 
@@ -48,6 +50,19 @@ EXTRA_RE = re.compile(r"^(?:LICENSE|NOTICE|README)(?:\..*)?$|\.(?:md|txt)$", re.
 def is_plugin_name(name: str) -> bool:
     """Can ``name`` be a plugin binary in dest (a plain file name that is no release extra)?"""
     return is_plugin_file_name(name) and not EXTRA_RE.search(name)
+
+
+def is_release_version(version) -> bool:
+    """Is ``version`` a release of the reference plugins (``1.9.1``), as the reference set records
+    it? The reference set may also record a source's content digest (``sha256:<hex>``)."""
+    return isinstance(version, str) and bool(RELEASE_VERSION_RE.match(version))
+
+
+def reference_plugin_names() -> frozenset:
+    """The reference plugins' names, as the plugin-rules registry knows them (imported here only,
+    when a plan needs them: the registry loads every plugin's schema)."""
+    from ._plugin_rules import registry  # pylint: disable=import-outside-toplevel  # see the docstring
+    return registry.REFERENCE_PLUGINS
 
 
 # --- what is installed -----------------------------------------------------------------------
@@ -180,6 +195,7 @@ class Plan:
     new_manifest: dict | None
     install: list = field(default_factory=list)
     update: list = field(default_factory=list)
+    adopt: list = field(default_factory=list)     # of ``update``: files no set installed, taken over
     remove: list = field(default_factory=list)
     modified: list = field(default_factory=list)  # ours to remove, but changed since: left in place
 
@@ -216,12 +232,70 @@ def _check_claims(sets: dict, set_name: str, wanted: dict) -> None:
                           set_name)
 
 
+def _it(names: list) -> str:
+    return "it" if len(names) == 1 else "them"
+
+
+def _check_reference_set(request: Request, wanted: dict, previous: dict, what: str) -> None:
+    """The set ``reference`` is the reference plugins' release, which validation and cni_info
+    take its version for: refuse a source that is something else (flannel installed without a
+    set of its own), and one that would drop reference plugins nobody named (a partial source
+    without ``plugins`` or a release ``version``)."""
+    known = reference_plugin_names()
+    strangers = sorted(set(wanted) - known)
+    if strangers:
+        what_they_are = "is not a reference plugin" if len(strangers) == 1 else "are not reference plugins"
+        raise ConfigError("plugin_set", f"{', '.join(strangers)} {what_they_are} ({', '.join(sorted(known))}), and a "
+                          f"task without plugin_set installs the reference plugins' release (set {REFERENCE_SET}); "
+                          f"install {_it(strangers)} as a set of its own, such as plugin_set: {strangers[0]} (or "
+                          f"leave {_it(strangers)} out with plugins)", request.set_name)
+    dropped = sorted((set(previous) & known) - set(wanted))
+    if dropped and request.plugins is None and not is_release_version(request.version):
+        raise ConfigError("plugin_set", f"{what} holds no {', '.join(dropped)}, which set {REFERENCE_SET} holds: "
+                          f"installing it as set {REFERENCE_SET} would remove {_it(dropped)}. Install it as a set of "
+                          f"its own with plugin_set, name what set {REFERENCE_SET} keeps with plugins, or give the "
+                          "release it is as version", request.set_name)
+
+
+def check_adopt_names(set_name: str, adopt: tuple, installs) -> None:
+    """``adopt`` (adopt_foreign) may name only binaries the set installs (``installs``)."""
+    strangers = sorted(set(adopt) - set(installs))
+    if strangers:
+        raise ConfigError("adopt_foreign", f"names {', '.join(strangers)}, which are not binaries set {set_name} "
+                          f"installs (it installs {', '.join(sorted(installs))})", strangers)
+
+
+def _check_foreign(dest: str, sets: dict, set_name: str, wanted: dict, adopt: tuple) -> list:
+    """The binaries of ``wanted`` that are in dest although no set installed them (another
+    installer's): the ones ``adopt`` names are taken over, any other is an error, since
+    installing would overwrite it and a later removal of the set delete it. Returns those
+    taken over."""
+    check_adopt_names(set_name, adopt, wanted)
+    owned = {name for entry in sets.values() for name in entry["files"]}
+    foreign = sorted(name for name in wanted if name not in owned and os.path.lexists(os.path.join(dest, name)))
+    refused = [name for name in foreign if name not in adopt]
+    if refused:
+        paths = ", ".join(os.path.join(dest, name) for name in refused)
+        them = _it(refused)
+        raise ConfigError("adopt_foreign", f"{paths} {'was' if them == 'it' else 'were'} not installed by any plugin "
+                          f"set (another installer's, or copied by hand), and set {set_name} would overwrite {them}; "
+                          f"nothing was changed. To take {them} over as set {set_name}'s own (a later removal of the "
+                          f"set deletes {them}), add adopt_foreign: [{', '.join(refused)}]; else leave {them} out "
+                          "with plugins or rename, or install into another dest", refused)
+    return foreign
+
+
 def plan_present(dest: str, old_manifest: dict | None, request: Request, source, memo: BinaryMemo,
-                 force: bool = False) -> Plan:
-    """Compare the source's selected binaries with dest and the set's part of the manifest."""
+                 force: bool = False, adopt: tuple = ()) -> Plan:
+    """Compare the source's selected binaries with dest and the set's part of the manifest.
+    ``adopt`` names binaries no set installed that the set may take over."""
     wanted = _select_plugins(source.files, request.plugins, source.what)
     sets = manifest_sets(old_manifest)
+    previous = sets.get(request.set_name, {}).get("files", {})
+    if request.set_name == REFERENCE_SET:
+        _check_reference_set(request, wanted, previous, source.what)
     _check_claims(sets, request.set_name, wanted)
+    adopted = _check_foreign(dest, sets, request.set_name, wanted, adopt)
     entry = {
         "version": request.version,
         "source": request.source,
@@ -231,12 +305,12 @@ def plan_present(dest: str, old_manifest: dict | None, request: Request, source,
     }
     if request.rename:
         entry["rename"] = dict(sorted(request.rename.items()))
-    previous = sets.get(request.set_name, {}).get("files", {})
-    plan = Plan(dest, request.set_name, old_manifest, build_manifest({**sets, request.set_name: entry}))
+    plan = Plan(dest, request.set_name, old_manifest, build_manifest({**sets, request.set_name: entry}),
+                adopt=adopted)
     for name, digest in sorted(wanted.items()):
         if not os.path.lexists(os.path.join(dest, name)):
             plan.install.append(name)
-        elif force or not installed_matches(dest, name, digest, memo):
+        elif force or name in adopted or not installed_matches(dest, name, digest, memo):
             plan.update.append(name)
     _plan_removal(plan, {name: digest for name, digest in previous.items() if name not in wanted})
     return plan
@@ -320,12 +394,53 @@ def _remove_abandoned_stages(dest: str) -> None:
             os.close(fd)
 
 
+def _missing_directories(path: str) -> list:
+    """``path`` and its parents that do not exist yet, the deepest first."""
+    missing = []
+    while not os.path.lexists(path) and os.path.dirname(path) != path:
+        missing.append(path)
+        path = os.path.dirname(path)
+    return missing
+
+
+def _claiming_manifest(plan: Plan) -> dict | None:
+    """The manifest to write before the renames when they bring binaries the set did not list
+    (new ones, adopted ones): the set as it was, listing those too. A run killed among the renames
+    then leaves them the set's, repaired by the next run, not looking like another installer's;
+    and the set's old version keeps that run from taking the directory for current."""
+    old_entry = manifest_sets(plan.old_manifest).get(plan.set_name, {"files": {}})
+    new_files = plan.new_set["files"]
+    arriving = [name for name in plan.install + plan.update if name not in old_entry["files"]]
+    if not arriving:
+        return None
+    files = {**old_entry["files"], **{name: new_files[name] for name in arriving}}
+    return build_manifest({**manifest_sets(plan.old_manifest), plan.set_name: dict(old_entry, files=dict(sorted(files.items())))})
+
+
+def _write_manifest(dest: str, manifest: dict) -> None:
+    atomic_write(manifest_path(dest), (json.dumps(manifest, indent=2) + "\n").encode(), 0o644)
+
+
 def apply(plan: Plan, source, executor: Executor, memo: BinaryMemo) -> dict:
     """Carry out ``plan``; return {name: supported CNI versions} of the binaries written (as
     ``executor`` probes them), which ``memo`` remembers with their digests.
 
     Every binary is staged in a directory inside dest (same filesystem) and answers VERSION
-    before the first rename, so a bad release leaves dest as it was."""
+    before the first rename, so a bad release leaves dest as it was; a dest this run created
+    for it (with its missing parents) is removed again."""
+    created = _missing_directories(plan.dest)
+    try:
+        return _apply(plan, source, executor, memo)
+    except BaseException:
+        for directory in created:
+            try:
+                os.rmdir(directory)
+            except OSError:
+                break  # not empty: the failure came after binaries landed, or someone else's
+        raise
+
+
+def _apply(plan: Plan, source, executor: Executor, memo: BinaryMemo) -> dict:
     dest = plan.dest
     versions = {}
     if os.path.isdir(dest):
@@ -336,6 +451,9 @@ def apply(plan: Plan, source, executor: Executor, memo: BinaryMemo) -> dict:
             files = plan.new_set["files"]
             for name in plan.install + plan.update:
                 versions[name] = _stage_one(source, name, files[name], stage, executor)
+            claiming = _claiming_manifest(plan)
+            if claiming is not None:
+                _write_manifest(dest, claiming)
             for name in plan.install + plan.update:
                 os.replace(os.path.join(stage, name), os.path.join(dest, name))
                 # The identity after the rename, which moves the ctime.
@@ -348,7 +466,7 @@ def apply(plan: Plan, source, executor: Executor, memo: BinaryMemo) -> dict:
         remove_written_file(manifest_path(dest))
     elif plan.new_manifest != plan.old_manifest:
         ensure_dir(dest, BINARY_MODE)
-        atomic_write(manifest_path(dest), (json.dumps(plan.new_manifest, indent=2) + "\n").encode(), 0o644)
+        _write_manifest(dest, plan.new_manifest)
     return versions
 
 
@@ -410,6 +528,7 @@ def plan_result(plan: Plan, versions: dict, check_mode: bool, downloaded: bool, 
         "installed": list(plan.install),
         "updated": list(plan.update),
         "removed": list(plan.remove),
+        "adopted": list(plan.adopt),
         "modified": list(plan.modified),
         "foreign": foreign_binaries(plan.dest, plan.new_manifest, plan.remove),
         "warnings": [f"{os.path.join(plan.dest, name)} was changed since it was installed: left in place, and no "

@@ -14,7 +14,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
-import re
 import stat
 import sys
 import tarfile
@@ -29,7 +28,7 @@ from ._download import (
 from ._errors import ConfigError
 from ._binaries import BinaryMemo
 from ._identifiers import is_plugin_file_name
-from ._manifest import EXTRA_RE, is_plugin_name, sha256_of
+from ._manifest import EXTRA_RE, is_plugin_name, is_release_version, sha256_of
 
 DEFAULT_BASE_URL = "https://github.com/containernetworking/plugins/releases/download"
 
@@ -41,8 +40,6 @@ ARCH_BY_MACHINE = {
     "ppc64le": "ppc64le", "s390x": "s390x", "riscv64": "riscv64",
 }
 RELEASE_ARCHES = ("amd64", "arm", "arm64", "mips64le", "ppc64le", "riscv64", "s390x")
-
-VERSION_RE = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+(?:[-+][0-9A-Za-z.-]+)?$")
 
 
 # --- releases: names, versions, URLs ---------------------------------------------------------
@@ -58,11 +55,14 @@ def host_arch(machine: str, byteorder: str = sys.byteorder) -> str:
 
 
 def normalize_version(version: str) -> str:
-    """``v1.9.1`` or ``1.9.1`` -> ``1.9.1``."""
+    """The reference set's version: ``v1.9.1`` or ``1.9.1`` -> ``1.9.1``. Only a release of the
+    reference plugins: validation and cni_info take it for the release the binaries are."""
     text = str(version).strip()
     bare = text[1:] if text[:1] in ("v", "V") else text
-    if not VERSION_RE.match(bare):
-        raise ConfigError("version", "must be a release version such as 1.9.1 or v1.9.1", version)
+    if not is_release_version(bare):
+        raise ConfigError("version", "must be a release version of the reference plugins such as 1.9.1 or v1.9.1; "
+                          "to install something else (flannel's v1.9.1-flannel1, a site's build), give it a set of "
+                          "its own with plugin_set, whose version may be any label", version)
     return bare
 
 

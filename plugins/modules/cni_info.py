@@ -90,8 +90,9 @@ plugins:
     - C(manifest_version) is the version the manifest records for that set (a release version such as V(1.9.1)
       for the set V(reference), the set's own version string for another set), null for a file no set lists.
     - C(release) is the release of the reference plugins the binary is, the one validation goes by (in C(networks)
-      and M(cnikit.cni.cni_network)). It is the version the manifest records for the set V(reference), else, for a
-      binary in C(/usr/lib/cni), the version of Debian's C(containernetworking-plugins) package (V(1.1.1) for
+      and M(cnikit.cni.cni_network)). It is the version the manifest records for the set V(reference) when that
+      is a release version (not a source's content digest C(sha256:<hex>)), else, for a binary in
+      C(/usr/lib/cni), the version of Debian's C(containernetworking-plugins) package (V(1.1.1) for
       V(1.1.1+ds1-3+b5)); null when neither says (a binary of another set, another installer's).
     - C(shadowed) is true when a directory earlier in O(cni_path) has a plugin of the same name, which is the
       one used.

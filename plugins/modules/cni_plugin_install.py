@@ -21,6 +21,13 @@ description:
     a modified, missing or re-permissioned binary is detected and repaired.
   - A run installs, upgrades or removes one set and never touches the binaries of another set, nor files no
     set installed (those are reported in RV(foreign)). A binary name that another set installed is an error.
+  - A file in O(dest) that no set installed (another installer's, one copied by hand) and that the set would
+    install a binary of the same name over is an error naming it, and nothing changes, unless O(adopt_foreign)
+    names it.
+  - The set V(reference), the default, is the reference plugins' release, which validation and
+    M(cnikit.cni.cni_info) take its version for. It takes only release versions, only binaries the collection
+    knows as reference plugins, and, without O(plugins) or a release O(version), no source that lacks reference
+    plugins the set holds; anything else goes into a set of its own (O(plugin_set)).
   - A manifest written before plugin sets existed is the set V(reference); the first run rewrites it in the
     current format (and reports a change).
   - A new version is staged in a temporary directory inside O(dest); every binary must answer the CNI
@@ -68,6 +75,10 @@ options:
         installing, upgrading or removing one leaves the others alone.
       - V(reference) is the CNI reference plugins' release. Name a set after what it holds, for example
         V(flannel) or V(whereabouts) (lower-case letters, digits, C(.), C(_), C(-)).
+      - The set V(reference) holds only the reference plugins (C(bandwidth), C(bridge), ..., C(vrf)); a source
+        holding anything else is an error naming O(plugin_set). So is a source lacking reference plugins the set
+        holds now, which installing it would remove, unless O(plugins) names what the set keeps or O(version) is
+        the release the source is.
       - A set other than V(reference) needs O(url), O(src) or O(src_dir), since O(base_url) has the reference
         release's layout.
     type: str
@@ -81,8 +92,9 @@ options:
     type: dict
   version:
     description:
-      - For the set V(reference), the release version, with or without a leading C(v), for example V(1.9.1) or
-        V(v1.9.1).
+      - For the set V(reference), the release version of the reference plugins, C(MAJOR.MINOR.PATCH) with or
+        without a leading C(v), for example V(1.9.1) or V(v1.9.1); nothing else (not V(v1.9.1-flannel1), not a
+        package's V(1.1.1+ds1), for which give its release, V(1.1.1)).
       - For another set, the version as its project names it, for example V(v1.9.1-flannel1); any label
         without white space at its ends, path separators or control characters.
       - Required to install from the release (O(base_url)) or from O(url).
@@ -152,6 +164,19 @@ options:
       - Fetch the source and rewrite every selected binary even when the manifest shows them current.
     type: bool
     default: false
+  adopt_foreign:
+    description:
+      - Binaries in O(dest) that no set installed (another installer's, ones copied by hand, all of them after the
+        manifest was deleted) which this set may take over, by name, for example V([bridge, portmap]).
+      - Without it, a set that would install a binary over such a file fails naming the file and the set, and
+        changes nothing (check mode predicts the same failure).
+      - A file taken over is replaced by the set's binary, listed in RV(adopted) and RV(updated), and is from then
+        on the set's own; a later removal of the set, or of that plugin, deletes it.
+      - Each name must be a binary the set installs. Names of the set's own binaries change nothing, so the task
+        may keep the option once converged. Not used with O(state=absent).
+    type: list
+    elements: str
+    version_added: 1.1.0
   timeout:
     description:
       - Seconds a download request, and each binary's C(VERSION) call, may take.
@@ -185,8 +210,8 @@ options:
     type: bool
     default: false
 notes:
-  - The manifest is C(<dest>/.cnikit-manifest.json), mode 0644. Removing it makes the next run re-fetch the
-    source and adopt files whose content matches.
+  - The manifest is C(<dest>/.cnikit-manifest.json), mode 0644. Removing it makes every binary in O(dest) one no
+    set installed; the next run of a set fails naming them until O(adopt_foreign) lists them.
   - Plugins whose VERSION answer fails (wrong architecture, truncated binary) abort the install before any
     binary in O(dest) is replaced.
 seealso:
@@ -224,6 +249,11 @@ EXAMPLES = r"""
     checksum: "sha256:{{ flannel_cni_sha256 }}"  # the tarball's digest, from a source you trust
     rename:
       flannel-amd64: flannel
+
+- name: Take over the bridge and portmap a hand-run install left in /opt/cni/bin (the task fails naming them)
+  cnikit.cni.cni_plugin_install:
+    version: 1.9.1
+    adopt_foreign: [bridge, portmap]
 
 - name: Remove flannel's set, leaving the reference plugins
   cnikit.cni.cni_plugin_install:
@@ -279,7 +309,7 @@ installed:
   elements: str
   sample: [bridge, host-local]
 updated:
-  description: Plugins whose binary was (would be) replaced, by an upgrade or to repair drift.
+  description: Plugins whose binary was (would be) replaced, by an upgrade, to repair drift, or taken over (RV(adopted)).
   returned: always
   type: list
   elements: str
@@ -290,6 +320,14 @@ removed:
   type: list
   elements: str
   sample: [sbr]
+adopted:
+  description:
+    - Files no set installed that O(adopt_foreign) named and the set took (would take) over, replacing each with
+      the set's binary; they are also in RV(updated).
+  returned: always
+  type: list
+  elements: str
+  sample: [bridge]
 modified:
   description:
     - Plugins the manifest lists that were to be removed but whose content changed since they were installed

@@ -17,7 +17,7 @@ import pytest
 import releases
 from module_harness import run_module
 
-from ansible_collections.cnikit.cni.plugins.modules import cni_attach, cni_network, cni_plugin_install
+from ansible_collections.cnikit.cni.plugins.modules import cni_attach, cni_info, cni_network, cni_plugin_install
 
 RELEASES = releases.plugin_dirs()
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or len(RELEASES) < 2,
@@ -78,3 +78,33 @@ def test_attachments_survive_the_upgrade_and_a_cni_version_bump_keeps_addresses(
     assert [item["action"] for item in removed] == ["deleted", "deleted"]
     assert not [p for p in (tmp_path / "ipam" / "cnit-e-upgrade").iterdir() if p.name[0].isdigit()]
     assert not list(Path(attach_paths["cache_dir"], "results").iterdir())
+
+
+def test_another_installers_binary_is_refused_then_taken_over_only_when_named(tmp_path, capsys):
+    """A shared plugin directory where another installer put the newest release's bridge: the
+    oldest release installed over it fails naming it and changes nothing; named in adopt_foreign,
+    it is replaced by the real binary of that release, which cni_info then reports."""
+    (old, old_dir), (_new, new_dir) = list(RELEASES.items())[0], list(RELEASES.items())[-1]
+    dest = tmp_path / "bin"
+    dest.mkdir()
+    theirs = Path(new_dir, "bridge").read_bytes()
+    (dest / "bridge").write_bytes(theirs)
+    (dest / "bridge").chmod(0o755)
+
+    def install(check_mode=False, **options) -> dict:
+        return run_module(cni_plugin_install, capsys, src_dir=old_dir, version=old, dest=str(dest),
+                          _ansible_check_mode=check_mode, **options)
+
+    for check_mode in (True, False):
+        refused = install(check_mode)
+        assert refused.get("failed") and refused["msg"].startswith(
+            f"adopt_foreign: {dest}/bridge was not installed by any plugin set"), refused
+    assert sorted(os.listdir(dest)) == ["bridge"] and (dest / "bridge").read_bytes() == theirs
+
+    adopted = install(adopt_foreign=["bridge"])
+    assert adopted["adopted"] == ["bridge"] and "bridge" in adopted["updated"]
+    assert (dest / "bridge").read_bytes() == Path(old_dir, "bridge").read_bytes()
+    assert adopted["plugins"]["bridge"]["cni_versions"] == _bridge_versions(old_dir)
+    facts = run_module(cni_info, capsys, gather=["plugins"], cni_path=[str(dest)])
+    bridge = next(fact for fact in facts["plugins"] if fact["name"] == "bridge")
+    assert (bridge["set"], bridge["release"]) == ("reference", old)

@@ -29,7 +29,7 @@ def installed(tmp_path, fake):
     dest = tmp_path / "dest"
 
     def install() -> dict:
-        return ensure(Options(dest=str(dest), src_dir=fake.directory, plugins=("noop", "other")), None,
+        return ensure(Options(dest=str(dest), src_dir=fake.directory, plugins=("noop", "other"), plugin_set="site"), None,
                       str(tmp_path), check_mode=False)
 
     assert install()["installed"] == ["noop", "other"]
@@ -62,7 +62,7 @@ def test_a_converged_run_runs_no_binary(installed, tmp_path, fake):
     log = tmp_path / "calls.jsonl"
     _log_versions_of(dest, log)
     rerun = (f"from ansible_collections.cnikit.cni.plugins.module_utils._install import Options, ensure\n"
-             f"result = ensure(Options(dest={str(dest)!r}, src_dir={fake.directory!r}, plugins=('noop', 'other')), "
+             f"result = ensure(Options(dest={str(dest)!r}, src_dir={fake.directory!r}, plugins=('noop', 'other'), plugin_set='site'), "
              f"None, {str(tmp_path)!r}, check_mode=False)\n"
              "print(json.dumps(result['changed']), json.dumps(result['plugins']['noop']['cni_versions']))")
     done = subprocess.run([sys.executable, "-c", "import json\n" + rerun], capture_output=True, text=True,
@@ -113,5 +113,5 @@ def test_the_executor_takes_the_remembered_version_answer_while_the_binary_is_un
 
 def test_removing_the_last_plugin_removes_the_memo(installed, tmp_path):
     _install, dest = installed
-    ensure(Options(dest=str(dest), state="absent"), None, str(tmp_path), check_mode=False)
+    ensure(Options(dest=str(dest), state="absent", plugin_set="site"), None, str(tmp_path), check_mode=False)
     assert sorted(os.listdir(dest)) == []

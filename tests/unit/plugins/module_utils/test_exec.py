@@ -496,6 +496,16 @@ def test_the_release_is_the_reference_sets_version_only(tmp_path, manifest_forma
         "1.9.1", None, expected_portmap)
 
 
+@pytest.mark.parametrize("recorded", ["sha256:" + "ab" * 32, "v1.9.1-flannel1", "1.1.1+ds1"])
+def test_a_reference_set_version_that_is_no_release_says_no_release(tmp_path, recorded):
+    """A source's content digest, or a label an install before the reference set took only
+    release versions recorded (flannel's, a package's): neither is a release of the plugins."""
+    _executable(tmp_path / "bridge", "#!/bin/sh\n")
+    (tmp_path / ".cnikit-manifest.json").write_text(json.dumps({"format": 2, "sets": {"reference": {
+        "version": recorded, "source": "s", "tarball": {}, "plugins": None, "files": {"bridge": "ab" * 32}}}}))
+    assert _exec.PluginExecutor([str(tmp_path)]).release("bridge") is None
+
+
 def test_an_unreadable_manifest_says_no_release(tmp_path):
     _executable(tmp_path / "bridge")
     (tmp_path / ".cnikit-manifest.json").write_text("{")

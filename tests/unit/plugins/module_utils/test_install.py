@@ -103,13 +103,13 @@ def test_host_arch_without_release(machine):
         host_arch(machine, "big")
 
 
-@pytest.mark.parametrize(("given", "bare"), [("v1.9.1", "1.9.1"), ("1.9.1", "1.9.1"), (" V1.10.0 ", "1.10.0"),
-                                             ("1.9.1-rc.1", "1.9.1-rc.1")])
+@pytest.mark.parametrize(("given", "bare"), [("v1.9.1", "1.9.1"), ("1.9.1", "1.9.1"), (" V1.10.0 ", "1.10.0")])
 def test_normalize_version(given, bare):
     assert normalize_version(given) == bare
 
 
-@pytest.mark.parametrize("bad", ["", "v", "1.9", "latest", "1.9.1/../x", "vv1.9.1"])
+@pytest.mark.parametrize("bad", ["", "v", "1.9", "latest", "1.9.1/../x", "vv1.9.1", "1.9.1-rc.1", "1.1.1+ds1",
+                                 "v1.9.1-flannel1"])
 def test_normalize_version_rejects(bad):
     with pytest.raises(ConfigError, match="^version: must be a release version") as info:
         normalize_version(bad)
@@ -347,11 +347,23 @@ def test_binary_that_fails_version_aborts_before_any_replacement(server, dest, f
     for name in ("bridge", "loopback"):
         Path(broken, name).write_bytes(Path(DISTRO, name).read_bytes() + b"new")
         Path(broken, name).chmod(0o755)
-    Path(broken, "zz-broken").write_bytes(b"#!/bin/sh\necho not a plugin >&2\nexit 3\n")
-    Path(broken, "zz-broken").chmod(0o755)
-    with pytest.raises(PluginError, match="zz-broken failed .*not a plugin"):
-        run(server, dest, fetch, tmp_path, version=None, src_dir=str(broken))
+    Path(broken, "vrf").write_bytes(b"#!/bin/sh\necho not a plugin >&2\nexit 3\n")
+    Path(broken, "vrf").chmod(0o755)
+    with pytest.raises(PluginError, match="vrf failed .*not a plugin"):
+        run(server, dest, fetch, tmp_path, version=V2, src_dir=str(broken))
     assert snapshot(dest) == before
+
+
+def test_a_refused_first_install_leaves_no_directory_behind(server, fetch, tmp_path):
+    """dest and its missing parents are created for the install; one that fails takes them away."""
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    Path(broken, "bridge").write_bytes(b"#!/bin/sh\necho not a plugin >&2\nexit 3\n")
+    Path(broken, "bridge").chmod(0o755)
+    dest = tmp_path / "opt" / "cni" / "bin"
+    with pytest.raises(PluginError, match="bridge failed .*not a plugin"):
+        run(server, str(dest), fetch, tmp_path, src_dir=str(broken), plugins=("bridge",))
+    assert not (tmp_path / "opt").exists()
 
 
 def test_corrupt_manifest_is_reported(server, dest, fetch, tmp_path):

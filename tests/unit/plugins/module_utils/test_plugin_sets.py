@@ -17,6 +17,7 @@ import flannel_standin
 import pytest
 import release_server
 
+from ansible_collections.cnikit.cni.plugins.module_utils import _manifest
 from ansible_collections.cnikit.cni.plugins.module_utils._download import ReleaseError
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
 from ansible_collections.cnikit.cni.plugins.module_utils._install import Options, ensure
@@ -247,3 +248,161 @@ def test_a_broken_manifest_is_reported_and_changes_nothing(server, dest, tmp_pat
     with pytest.raises(ReleaseError, match=message):
         run(server, dest, tmp_path)
     assert os.listdir(dest) == [".cnikit-manifest.json"]
+
+
+# --- binaries no set installed (another installer's) that a set ships a member of the name of ---
+
+def hand_dropped(dest, name) -> Path:
+    """A binary of another installer (Calico's bridge, a hand-copied build), which no set lists."""
+    os.makedirs(dest, exist_ok=True)
+    path = Path(dest, name)
+    path.write_text(f"#!/bin/sh\n# another installer's {name}\n")
+    path.chmod(0o755)
+    return path
+
+
+def everything(dest) -> dict:
+    """Every entry of dest, hidden ones too, with its content."""
+    return {name: Path(dest, name).read_bytes() for name in sorted(os.listdir(dest))}
+
+
+SOURCES = {
+    "release": lambda server: {},
+    "tarball": lambda server: {"version": None, "src": str(server["root"] / f"v{V1}" / f"cni-plugins-linux-{ARCH}-v{V1}.tgz")},
+    "src_dir": lambda server: {"version": None, "src_dir": DISTRO},
+}
+
+
+@pytest.mark.parametrize("source", sorted(SOURCES))
+def test_a_binary_no_set_installed_is_never_overwritten_by_a_member_of_its_name(server, dest, tmp_path, source):
+    hand_dropped(dest, "bridge")
+    hand_dropped(dest, "portmap")
+    before = everything(dest)
+    for check_mode in (True, False):
+        with pytest.raises(ConfigError) as info:
+            run(server, dest, tmp_path, check_mode=check_mode, **SOURCES[source](server))
+        message = str(info.value)
+        assert message.startswith(f"adopt_foreign: {dest}/bridge, {dest}/portmap were not installed by any plugin set")
+        assert "set reference would overwrite them" in message and "adopt_foreign: [bridge, portmap]" in message
+        assert info.value.value == ["bridge", "portmap"]
+    assert everything(dest) == before
+
+
+def test_another_sets_member_never_overwrites_a_binary_no_set_installed(server, dest, tmp_path):
+    run(server, dest, tmp_path)
+    hand_dropped(dest, "flannel")
+    before = everything(dest)
+    with pytest.raises(ConfigError, match=f"^adopt_foreign: {dest}/flannel was not installed by any plugin set.* "
+                                          "set flannel would overwrite it"):
+        run_flannel(server, dest, tmp_path)
+    assert everything(dest) == before
+
+
+def test_adopted_binaries_are_the_sets_own(server, dest, tmp_path):
+    foreign = hand_dropped(dest, "bridge")
+    hand_dropped(dest, "portmap")
+    # Naming one of two takes over neither: the task still fails, naming the other.
+    with pytest.raises(ConfigError, match=f"^adopt_foreign: {dest}/portmap was not installed") as info:
+        run(server, dest, tmp_path, adopt_foreign=("bridge",))
+    assert info.value.value == ["portmap"] and b"another installer" in foreign.read_bytes()
+    checked = run(server, dest, tmp_path, check_mode=True, adopt_foreign=("bridge", "portmap"))
+    assert b"another installer" in foreign.read_bytes()
+    result = run(server, dest, tmp_path, adopt_foreign=("portmap", "bridge"))
+    for outcome in (checked, result):
+        assert outcome["adopted"] == ["bridge", "portmap"] and outcome["updated"] == ["bridge", "portmap"]
+        assert outcome["installed"] == [name for name in DISTRO_PLUGINS if name not in ("bridge", "portmap")]
+        assert outcome["foreign"] == []
+    assert foreign.read_bytes().endswith(b"v1")
+    assert "bridge" in manifest(dest)["sets"]["reference"]["files"]
+    # Converged: the task keeps its adopt_foreign, which names the set's own binaries now.
+    again = run(server, dest, tmp_path, adopt_foreign=("bridge", "portmap"))
+    assert not again["changed"] and again["adopted"] == []
+    # Taken over, they go with the set.
+    assert "bridge" in run(server, dest, tmp_path, state="absent")["removed"]
+    assert not foreign.exists()
+
+
+def test_adopt_foreign_names_only_binaries_the_set_installs(server, dest, tmp_path):
+    with pytest.raises(ConfigError, match="^adopt_foreign: .*not binaries set flannel installs") as info:
+        run_flannel(server, dest, tmp_path, adopt_foreign=("bridge",))
+    assert info.value.value == ["bridge"]
+    with pytest.raises(ConfigError, match="^adopt_foreign: entries must be plugin binary names"):
+        run(server, dest, tmp_path, adopt_foreign=("../bridge",))
+    assert not os.path.exists(dest)
+    # A converged run, which reads no source, holds the names to the set's binaries just the same.
+    run(server, dest, tmp_path)
+    with pytest.raises(ConfigError, match="^adopt_foreign: names flannel, which are not binaries set reference installs"):
+        run(server, dest, tmp_path, adopt_foreign=("flannel",))
+
+
+# --- the reference set is the reference plugins' release -----------------------------------------
+
+def test_flannel_without_a_set_of_its_own_leaves_the_reference_set_alone(server, dest, tmp_path):
+    """The task of the report: flannel's tarball, its version, no plugin_set."""
+    run(server, dest, tmp_path)
+    before = everything(dest)
+    tarball = str(server["flannel"][FLANNEL_V1])
+    rename = {f"flannel-{ARCH}": "flannel"}
+    for check_mode in (True, False):
+        with pytest.raises(ConfigError, match="^version: must be a release version of the reference plugins .*"
+                                              "plugin_set") as info:
+            run(server, dest, tmp_path, check_mode=check_mode, version=FLANNEL_V1, src=tarball, rename=rename)
+        assert info.value.value == FLANNEL_V1
+        with pytest.raises(ConfigError, match="^plugin_set: flannel is not a reference plugin .*a set of its own, "
+                                              "such as plugin_set: flannel"):
+            run(server, dest, tmp_path, check_mode=check_mode, version=None, src=tarball, rename=rename)
+    assert everything(dest) == before
+
+
+def test_a_partial_source_cannot_silently_shrink_the_reference_set(server, dest, tmp_path):
+    run(server, dest, tmp_path)
+    before = everything(dest)
+    site = tmp_path / "site"
+    site.mkdir()
+    Path(site, "bridge").write_bytes(Path(DISTRO, "bridge").read_bytes() + b"patched")
+    Path(site, "bridge").chmod(0o755)
+    others = ", ".join(name for name in DISTRO_PLUGINS if name != "bridge")
+    for check_mode in (True, False):
+        with pytest.raises(ConfigError, match=f"^plugin_set: {site} holds no {others}, which set reference holds: "
+                                              ".*plugin_set") as info:
+            run(server, dest, tmp_path, check_mode=check_mode, version=None, src_dir=str(site))
+        assert info.value.value == "reference"
+    assert everything(dest) == before
+    # Named, the removal is the operator's: plugins selects the set, a release version says what it is.
+    assert run(server, dest, tmp_path, version=None, src_dir=str(site), plugins=("bridge",))["removed"] == \
+        [name for name in DISTRO_PLUGINS if name != "bridge"]
+
+
+@pytest.mark.parametrize("version", ["1.9.1-rc.1", "v1.1.1+ds1", FLANNEL_V1])
+def test_the_reference_set_takes_only_release_versions(server, dest, tmp_path, version):
+    with pytest.raises(ConfigError, match="^version: must be a release version of the reference plugins such as "
+                                          "1.9.1 or v1.9.1; .*plugin_set"):
+        run(server, dest, tmp_path, version=version, src_dir=DISTRO)
+    assert not os.path.exists(dest)
+
+
+def test_binaries_of_a_run_that_failed_among_the_renames_stay_the_sets(server, dest, tmp_path, monkeypatch):
+    """The manifest claims a first install's binaries before they land: the next run repairs the
+    install instead of refusing them as another installer's."""
+    os.makedirs(dest)
+    real_replace = os.replace
+    landed = []
+
+    def replace_then_fail(source, target, **fds):
+        if _manifest.STAGE_PREFIX not in str(source):  # the manifest's own atomic write
+            return real_replace(source, target, **fds)
+        if landed:
+            raise OSError(28, "No space left on device")
+        real_replace(source, target)
+        landed.append(os.path.basename(target))
+        return None
+
+    monkeypatch.setattr(_manifest.os, "replace", replace_then_fail)
+    with pytest.raises(ReleaseError, match="No space left on device"):
+        run(server, dest, tmp_path)
+    monkeypatch.undo()
+    assert landed == [DISTRO_PLUGINS[0]] and os.path.exists(os.path.join(dest, landed[0]))
+    assert manifest(dest)["sets"]["reference"].get("version") is None
+    repaired = run(server, dest, tmp_path)
+    assert repaired["installed"] == DISTRO_PLUGINS[1:] and repaired["updated"] == [] and repaired["adopted"] == []
+    assert not run(server, dest, tmp_path)["changed"]

@@ -76,7 +76,7 @@ def test_mutually_exclusive_sources(tmp_path, capsys):
 
 def test_bad_version_is_named(tmp_path, capsys):
     result = run(capsys, tmp_path, version="latest", dest=str(tmp_path / "bin"))
-    assert result["failed"] and result["msg"] == "version: must be a release version such as 1.9.1 or v1.9.1 (got 'latest')"
+    assert result["failed"] and result["msg"].startswith("version: must be a release version of the reference plugins such as 1.9.1 or v1.9.1; ")
     assert result["error"] == {"path": "version", "value": "latest"}
 
 
