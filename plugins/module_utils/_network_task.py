@@ -18,7 +18,7 @@ from ._exec import PluginExecutor
 from ._fileio import ensure_dir, read_if_exists, remove_written_file
 from ._identifiers import check_network_name
 from ._planned import planned_fact
-from ._validate import ValidationReport, coerce_scalars
+from ._validate import ValidationReport, coerce_scalars, validate_network_list
 
 ARGUMENT_SPEC = ArgumentSpec({
     "name": {"type": "str", "required": True},
@@ -65,10 +65,14 @@ def present(host, params, path: str, result: dict) -> None:
     envelope = {option: params[option] for option in ENVELOPE_OPTIONS}
     conf, report = netfile.build_conflist(params["name"], params["plugins"], params["config"], **envelope)
     conf = coerce_scalars(conf)
+    of_the_options = list(report.warnings)
     if params["validate"] != "none":
         netfile.validate_on_host(conf, path, params["conf_dir"], report, _probing_executor(host, params, conf))
     data, result["config"] = netfile.normalise(conf)
-    _report(host, report, params["name"], params["validate"], not params["validate_only"], result)
+    standing = []
+    if not params["validate_only"] and netfile.same_content(read_if_exists(path), result["config"]):
+        standing = of_the_options + (validate_network_list(conf).warnings if params["validate"] != "none" else [])
+    _report(host, report, params["name"], params["validate"], not params["validate_only"], result, standing)
     if params["validate_only"]:
         return
     _write(host, params, path, data, result)
@@ -152,11 +156,18 @@ def absent(host, params, path: str, result: dict) -> None:
         remove_written_file(removed_path)
 
 
-def _report(host, report: ValidationReport, name: str, mode: str, writing: bool, result: dict) -> None:
+def _report(host, report: ValidationReport, name: str, mode: str, writing: bool, result: dict,
+            standing: list) -> None:
+    """Fail or warn with the findings. ``standing``: warnings of the configuration alone, which
+    the file this task leaves as it is already holds: they were given when it was written, and
+    are listed in ``validation_warnings`` without being repeated on every converged run (what
+    the host says, its binaries and other files, is warned of on every run)."""
     result["validation_errors"] = [f.to_dict() for f in report.errors]
     result["validation_warnings"] = [f.to_dict() for f in report.warnings]
+    given = {(f.path, f.message) for f in standing}
     for finding in report.warnings:
-        host.warn(f"network {name}: {finding}")
+        if (finding.path, finding.message) not in given:
+            host.warn(f"network {name}: {finding}")
     if report.errors and mode == "strict":
         host.fail(f"the network configuration is not valid: {report.summary()}", **result)
     consequence = "written anyway" if writing else "reported only"

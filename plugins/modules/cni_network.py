@@ -258,7 +258,11 @@ validation_errors:
       message: must be at most 4094
       value: 5000
 validation_warnings:
-  description: Findings that do not fail the task (unknown keys with suggestions, keys in the wrong case, ...).
+  description:
+    - Findings that do not fail the task (unknown keys with suggestions, keys in the wrong case, ...).
+    - Each is also shown as a warning, except, when the file is left as it is, the findings of the configuration
+      alone, which were shown when the file was written (findings about the host, its plugin binaries and the other
+      files of O(conf_dir), are shown on every run).
   returned: always
   type: list
   elements: dict

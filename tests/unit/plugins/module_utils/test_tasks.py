@@ -54,6 +54,35 @@ def test_network_check_mode_predicts_the_file_and_writes_nothing(tmp_path):
     assert not conf_dir.exists()
 
 
+def test_network_warns_of_its_configuration_when_it_writes_it_not_on_every_converged_run(tmp_path):
+    flat = {"type": "bridge", "bridge": "cnit-br0", "ipam": {"type": "host-local", "subnet": "10.9.0.0/24"}}
+    given = params(_network_task.ARGUMENT_SPEC, name="cnit-web", plugins=[flat], conf_dir=str(tmp_path), check_plugins=False)
+    given["unsafe_writes"] = False
+    runs = []
+    for check_mode in (True, False, True, False):
+        host, result = StandInHost(str(tmp_path), check_mode=check_mode), {}
+        _network_task.run(host, given, result)
+        runs.append((result["changed"], [w["path"] for w in result["validation_warnings"]], host.warnings))
+
+    (planned, _paths, planned_warnings), written, (_c, _p, predicted_again), (converged, paths, converged_warnings) = runs
+    assert planned and written[0]
+    assert [w for w in planned_warnings if "plugins[0].ipam.subnet" in w] and written[2] == planned_warnings
+    # The file holds the flat subnet since the run that wrote it: listed, not warned of again.
+    assert not converged and paths == ["plugins[0].ipam.subnet"]
+    assert converged_warnings == [] and predicted_again == []
+
+
+def test_network_warns_of_what_the_host_says_on_every_run(tmp_path):
+    given = params(_network_task.ARGUMENT_SPEC, name="cnit-web", plugins=[{"type": "loopback"}], conf_dir=str(tmp_path),
+                   check_plugins=False)
+    given["unsafe_writes"] = False
+    (tmp_path / "99-broken.conflist").write_text("{")
+    for _run in range(2):
+        host = StandInHost(str(tmp_path))
+        _network_task.run(host, given, {})
+        assert [w for w in host.warnings if "99-broken.conflist cannot be loaded" in w]
+
+
 def test_network_strict_validation_fails_the_task_with_the_findings(tmp_path):
     given = params(_network_task.ARGUMENT_SPEC, name="cnit-web", plugins=[{"type": "bridge", "vlan": 5000}],
                    conf_dir=str(tmp_path), check_plugins=False)
