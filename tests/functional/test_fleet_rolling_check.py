@@ -44,6 +44,7 @@ for dir in /opt /var/lib; do
 done
 mkdir -p /opt/cni/bin /var/lib/cni
 mount --bind "$plugins" /opt/cni/bin
+mount -o remount,bind,ro /opt/cni/bin  # the recipe must not change the release it runs
 mount -t tmpfs cnit-rolling /etc/cni/net.d
 mount -t tmpfs cnit-rolling /run/netns
 ip link set lo up
