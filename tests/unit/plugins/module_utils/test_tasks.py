@@ -39,6 +39,23 @@ def test_gc_plans_in_check_mode_and_collects_in_a_real_run(host, tmp_path):
     assert not entry.exists() and [c["env"]["CNI_CONTAINERID"] for c in host.calls("DEL")] == ["c1"]
 
 
+@pytest.mark.parametrize("version, sent", [("1.1.0", True), ("1.0.0", False)])
+def test_gc_warns_of_an_unusable_entry_saying_whether_gc_was_sent(host, tmp_path, version, sent):
+    host.plugin()
+    host.conflist("net1", version=version)
+    host.cache.joinpath("results", "net1-ctr9-eth0").write_text('{"kind":"cniCacheV1"')  # a runtime crashed mid-write
+    given = params(_gc.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
+    stand_in = StandInHost(str(tmp_path))
+
+    _gc.run(stand_in, given, {})
+
+    (warning,) = stand_in.warnings
+    assert warning.startswith(f"network net1: cannot read the cache entry {host.cache / 'results' / 'net1-ctr9-eth0'}")
+    assert ("sent to the plugins' GC as valid" in warning) == sent == bool(host.calls("GC"))
+    if not sent:
+        assert "no GC is sent to its plugins: cniVersion 1.0.0 has no GC (1.1.0 brought it)" in warning
+
+
 def test_network_check_mode_predicts_the_file_and_writes_nothing(tmp_path):
     conf_dir = tmp_path / "net.d"
     given = params(_network_task.ARGUMENT_SPEC, name="cnit-web", plugins=[{"type": "loopback"}],
