@@ -33,7 +33,7 @@ extends_documentation_fragment:
   - cnikit.cni._attributes.actiongroup_cni
   - cnikit.cni._paths.cni_path
   - cnikit.cni._paths.conf_dir
-  - cnikit.cni._paths.cache_dir_unused
+  - cnikit.cni._paths.cache_dir
   - cnikit.cni._paths.timeout
   - ansible.builtin.files
 attributes:
@@ -64,6 +64,10 @@ options:
     description:
       - With V(absent), the file this task would write is removed, and every other file in O(conf_dir) that
         declares a network of this name, so that no runtime loads it any more.
+      - Attachments of the network still cached in O(cache_dir) whose namespaces are there (of any runtime) keep
+        their network, but nothing can check, repair or, by the configuration, detach them once the file is gone,
+        so the task warns, naming them (and still removes the file). Detach them first with
+        M(cnikit.cni.cni_attach) O(cnikit.cni.cni_attach#module:state=absent).
     type: str
     choices: [present, absent]
     default: present

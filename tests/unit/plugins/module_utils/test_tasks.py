@@ -7,6 +7,7 @@ declare, a stand-in for the module (tests/utils/stand_in_host.py), the result th
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from stand_in_host import StandInHost, TaskFailed
@@ -54,6 +55,36 @@ def test_gc_warns_of_an_unusable_entry_saying_whether_gc_was_sent(host, tmp_path
     assert ("sent to the plugins' GC as valid" in warning) == sent == bool(host.calls("GC"))
     if not sent:
         assert "no GC is sent to its plugins: cniVersion 1.0.0 has no GC (1.1.0 brought it)" in warning
+
+
+@pytest.mark.parametrize("check_mode", [True, False])
+def test_removing_a_network_file_live_attachments_use_warns_naming_them(host, tmp_path, check_mode):
+    host.conflist("net1")
+    host.cache_entry("net1", "c-live", host.netns("live"))
+    host.cache_entry("net1", "podman1", host.netns("theirs"), managed=False)
+    os.unlink(host.netns("gone"))
+    host.cache_entry("net1", "c-gone", str(tmp_path / "gone"))
+    host.cache_entry("net2", "c-other", host.netns("other"))
+    given = params(_network_task.ARGUMENT_SPEC, name="net1", state="absent", conf_dir=str(host.conf),
+                   cache_dir=str(host.cache))
+    given["unsafe_writes"] = False
+    stand_in, result = StandInHost(str(tmp_path), check_mode=check_mode), {}
+
+    _network_task.run(stand_in, given, result)
+
+    (warning,) = stand_in.warnings
+    assert result["changed"] and warning.startswith("network net1: 2 attachments made with it are still attached")
+    assert "container ID c-live" in warning and "container ID podman1" in warning and "c-gone" not in warning
+    assert "cni_attach state=absent" in warning
+
+
+def test_removing_a_network_file_nothing_uses_warns_of_nothing(host, tmp_path):
+    host.conflist("net1")
+    given = params(_network_task.ARGUMENT_SPEC, name="net1", state="absent", conf_dir=str(host.conf),
+                   cache_dir=str(host.cache))
+    stand_in = StandInHost(str(tmp_path))
+    _network_task.run(stand_in, given, {})
+    assert stand_in.warnings == [] and not list(host.conf.iterdir())
 
 
 def test_network_check_mode_predicts_the_file_and_writes_nothing(tmp_path):
