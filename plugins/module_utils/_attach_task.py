@@ -18,7 +18,7 @@ from ._conflist import load_conf_dir, parse_network_list
 from ._defaults import DEFAULT_IFNAME
 from ._engine import Attachment, Engine
 from ._errors import CNIError, ConfigError
-from ._identifiers import cnitool_container_id, netns_name, netns_path, normalise_cni_args
+from ._identifiers import check_plugin_type, cnitool_container_id, netns_name, netns_path, normalise_cni_args
 from ._planned import PLANNED_OPTION, planned_config
 
 # The options an item of ``attachments`` may set, each also a top-level option whose value an item
@@ -75,10 +75,24 @@ class NetworkSource:
 
 def inline_network(config, path: str):
     if isinstance(config, str):
-        return parse_network_list(config.encode(), source=path)
-    if isinstance(config, dict):
-        return parse_network_list(config, source=path)
-    raise ConfigError(path, "must be a conflist as a dict or a JSON string", config)
+        network = parse_network_list(config.encode(), source=path)
+    elif isinstance(config, dict):
+        network = parse_network_list(config, source=path)
+    else:
+        raise ConfigError(path, "must be a conflist as a dict or a JSON string", config)
+    _check_binary_names(network, path)
+    return network
+
+
+def _check_binary_names(network, path: str) -> None:
+    """Each type and ipam.type must name a binary along the plugin path, as cni_network's
+    validation requires of what it writes: an IPAM type is run by the plugin, which older
+    releases let follow a path out of the plugin directory."""
+    for index, plugin in enumerate(network.plugins):
+        check_plugin_type(plugin["type"], f"{path}: plugins[{index}].type")
+        ipam = plugin.get("ipam")
+        if isinstance(ipam, dict) and "type" in ipam:
+            check_plugin_type(ipam["type"], f"{path}: plugins[{index}].ipam.type")
 
 
 def build_desired(spec: dict, path: str, networks: NetworkSource, run_check: bool) -> _attach.Desired:

@@ -78,6 +78,9 @@ options:
   config:
     description:
       - A whole network configuration list (a dict, or a JSON string) to use instead of a file in O(conf_dir).
+      - Each plugin's C(type) and C(ipam.type) must be a file name (a letter or digit, then letters, digits, C(_),
+        C(.), C(-)), as M(cnikit.cni.cni_network) requires; anything else is refused, naming its JSON path, before
+        any plugin runs.
     type: raw
   netns:
     description:

@@ -13,6 +13,7 @@ import pytest
 from stand_in_host import StandInHost, TaskFailed
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach_task, _gc, _install, _network_task
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
 
 
 def params(spec, **given) -> dict:
@@ -142,6 +143,22 @@ def test_network_strict_validation_fails_the_task_with_the_findings(tmp_path):
     assert "plugins[0].vlan: must be at most 4094 (got 5000)" in failed.value.msg
     assert [e["path"] for e in failed.value.result["validation_errors"]] == ["plugins[0].vlan"]
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("config", [
+    {"cniVersion": "1.0.0", "name": "n", "plugins": [{"type": "bridge", "ipam": {"type": "../../tmp/x"}}]},
+    json.dumps({"cniVersion": "1.0.0", "name": "n", "plugins": [{"type": "bridge", "ipam": {"type": "../../tmp/x"}}]}),
+])
+def test_an_inline_config_whose_ipam_type_names_a_path_is_refused_naming_it(tmp_path, config):
+    given = params(_attach_task.ARGUMENT_SPEC, config=config, netns="cnit-t-never-made")
+    given["attachments"] = [dict.fromkeys(_attach_task.ITEM_OPTIONS)]
+
+    with pytest.raises(ConfigError) as refused:
+        _attach_task.build_desired(_attach_task.item_specs(given)[0][1], "attachments[0].",
+                                   _attach_task.NetworkSource(str(tmp_path)), True)
+
+    assert refused.value.path == "attachments[0].config: plugins[0].ipam.type" and refused.value.value == "../../tmp/x"
+    assert "file name" in str(refused.value)
 
 
 def test_attachment_items_take_the_top_level_values_they_leave_out():
