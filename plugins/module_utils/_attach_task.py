@@ -163,11 +163,16 @@ def release_unused_namespaces(created: list, desired: list, outcomes: list, chec
 
 
 def diff_of(items: list) -> dict:
-    def line(item, attached):
-        return f"{item['network']}/{item['container_id']}/{item['ifname']}: {'attached' if attached else 'detached'}\n"
+    """One line per changed attachment; a replace or repair, attached before and after, says so
+    after, so that a check run's diff shows what it would replace."""
+    def line(item, attached, how=""):
+        return f"{item['network']}/{item['container_id']}/{item['ifname']}: {'attached' if attached else 'detached'}{how}\n"
+
+    def anew(item):
+        return f" ({item['action']})" if item["action"] in ("repaired", "replaced") else ""
     changed = [i for i in items if i["changed"]]
     return {"before": "".join(line(i, i["action"] in ("repaired", "replaced", "deleted")) for i in changed),
-            "after": "".join(line(i, i["state"] == "present") for i in changed)}
+            "after": "".join(line(i, i["state"] == "present", anew(i)) for i in changed)}
 
 
 def run(host, params: dict, result: dict) -> None:

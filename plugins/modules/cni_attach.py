@@ -67,6 +67,10 @@ attributes:
         network predicts V(replaced).
   diff_mode:
     support: full
+    details:
+      - One line per changed attachment, its network, container ID and ifname, then V(attached) or V(detached)
+        before and after; after, a replaced or repaired attachment reads V(attached (replaced)) or
+        V(attached (repaired)), so a check run's diff shows what it would replace.
   idempotent:
     support: full
 options:

@@ -105,6 +105,8 @@ def test_the_documented_check_run_predicts_the_roll_out_and_changes_nothing(priv
     assert re.search(r'^\+.*"subnet": "10\.251\.72\.0/24"', predicted.stdout, re.MULTILINE), predicted.stdout
     attach_task = predicted.stdout.split("TASK [Attach the host's namespaces to its network, all in one task]")[1]
     assert re.search(r"^changed: \[localhost\]", attach_task.split("TASK [")[0], re.MULTILINE), predicted.stdout
+    # The diff names each attachment the roll-out would replace.
+    assert len(re.findall(r"^\+cnit-f-net/\S+/eth0: attached \(replaced\)$", attach_task, re.MULTILINE)) == 3, attach_task
     assert "10.251.71.1/24" in _bridge_addresses(private_host)
 
     rolled = _rolling(private_host, tmp_path, NEW_SUBNET)

@@ -161,6 +161,20 @@ def test_an_inline_config_whose_ipam_type_names_a_path_is_refused_naming_it(tmp_
     assert "file name" in str(refused.value)
 
 
+def test_the_attach_diff_names_what_is_replaced_or_repaired():
+    def item(container_id, action, state="present"):
+        return {"network": "n", "container_id": container_id, "ifname": "eth0", "action": action, "state": state,
+                "changed": action not in ("unchanged", "absent")}
+
+    diff = _attach_task.diff_of([item("a", "added"), item("b", "replaced"), item("c", "repaired"), item("d", "unchanged"),
+                                 item("e", "deleted", "absent")])
+
+    assert diff["before"].splitlines() == ["n/a/eth0: detached", "n/b/eth0: attached", "n/c/eth0: attached",
+                                           "n/e/eth0: attached"]
+    assert diff["after"].splitlines() == ["n/a/eth0: attached", "n/b/eth0: attached (replaced)",
+                                          "n/c/eth0: attached (repaired)", "n/e/eth0: detached"]
+
+
 def test_attachment_items_take_the_top_level_values_they_leave_out():
     given = params(_attach_task.ARGUMENT_SPEC, network="web", netns="cnit-a", attachments=[
         {**dict.fromkeys(_attach_task.ITEM_OPTIONS), "netns": "cnit-b"},
