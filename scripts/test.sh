@@ -37,11 +37,11 @@ stage_sanity() {
 }
 
 # Tests of the real-binary suites whose result cannot depend on the plugin release (parsers,
-# names, tarballs, file modes, hostile cache state), and the upgrade and dhcp tests, which use every
-# release themselves: run in the first release's pass only.
+# names, tarballs, file modes, hostile cache state, the fleet recipe's check mode), and the upgrade
+# and dhcp tests, which use every release themselves: run in the first release's pass only.
 RELEASE_INDEPENDENT_TESTS=(tests/reliability/test_fuzz.py tests/reliability/test_hostile_input.py
   tests/reliability/test_tarballs.py tests/reliability/test_hygiene.py tests/reliability/test_hostile_state.py
-  tests/functional/test_upgrade_real.py tests/functional/test_dhcp_real.py)
+  tests/functional/test_upgrade_real.py tests/functional/test_dhcp_real.py tests/functional/test_fleet_rolling_check.py)
 
 # Stages run once per plugin release (scripts/lib.sh, plugin_releases), as <stage>@<release>;
 # each reads the release from CNIKIT_TEST_PLUGIN_RELEASE.

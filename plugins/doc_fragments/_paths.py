@@ -16,6 +16,8 @@ options:
     description:
       - Directories searched, in order, for plugin binaries (the runtime's C(CNI_PATH)).
       - The first regular, executable file named after the plugin's C(type) is used.
+      - Each entry must be an absolute path; a relative one is refused, naming it, before any plugin runs (it would
+        be looked up from the module's working directory).
     type: list
     elements: path
     default: [/opt/cni/bin]

@@ -18,7 +18,7 @@ from ._conflist import load_conf_dir, parse_network_list
 from ._defaults import DEFAULT_IFNAME
 from ._engine import Attachment, Engine
 from ._errors import CNIError, ConfigError
-from ._identifiers import cnitool_container_id, netns_name, netns_path, normalise_cni_args
+from ._identifiers import check_plugin_type, cnitool_container_id, netns_name, netns_path, normalise_cni_args
 from ._planned import PLANNED_OPTION, planned_config
 
 # The options an item of ``attachments`` may set, each also a top-level option whose value an item
@@ -75,10 +75,24 @@ class NetworkSource:
 
 def inline_network(config, path: str):
     if isinstance(config, str):
-        return parse_network_list(config.encode(), source=path)
-    if isinstance(config, dict):
-        return parse_network_list(config, source=path)
-    raise ConfigError(path, "must be a conflist as a dict or a JSON string", config)
+        network = parse_network_list(config.encode(), source=path)
+    elif isinstance(config, dict):
+        network = parse_network_list(config, source=path)
+    else:
+        raise ConfigError(path, "must be a conflist as a dict or a JSON string", config)
+    _check_binary_names(network, path)
+    return network
+
+
+def _check_binary_names(network, path: str) -> None:
+    """Each type and ipam.type must name a binary along the plugin path, as cni_network's
+    validation requires of what it writes: an IPAM type is run by the plugin, which older
+    releases let follow a path out of the plugin directory."""
+    for index, plugin in enumerate(network.plugins):
+        check_plugin_type(plugin["type"], f"{path}: plugins[{index}].type")
+        ipam = plugin.get("ipam")
+        if isinstance(ipam, dict) and "type" in ipam:
+            check_plugin_type(ipam["type"], f"{path}: plugins[{index}].ipam.type")
 
 
 def build_desired(spec: dict, path: str, networks: NetworkSource, run_check: bool) -> _attach.Desired:
@@ -149,11 +163,16 @@ def release_unused_namespaces(created: list, desired: list, outcomes: list, chec
 
 
 def diff_of(items: list) -> dict:
-    def line(item, attached):
-        return f"{item['network']}/{item['container_id']}/{item['ifname']}: {'attached' if attached else 'detached'}\n"
+    """One line per changed attachment; a replace or repair, attached before and after, says so
+    after, so that a check run's diff shows what it would replace."""
+    def line(item, attached, how=""):
+        return f"{item['network']}/{item['container_id']}/{item['ifname']}: {'attached' if attached else 'detached'}{how}\n"
+
+    def anew(item):
+        return f" ({item['action']})" if item["action"] in ("repaired", "replaced") else ""
     changed = [i for i in items if i["changed"]]
     return {"before": "".join(line(i, i["action"] in ("repaired", "replaced", "deleted")) for i in changed),
-            "after": "".join(line(i, i["state"] == "present") for i in changed)}
+            "after": "".join(line(i, i["state"] == "present", anew(i)) for i in changed)}
 
 
 def run(host, params: dict, result: dict) -> None:

@@ -278,6 +278,17 @@ class Executor(Protocol):
         """The release the binary at ``path`` is, None when nothing says."""
 
 
+def check_cni_path(cni_path: list) -> list:
+    """The plugin directories, each absolute: a relative one would be looked up from the module's
+    working directory (Ansible's, not the user's), and so would the plugins' own lookups of
+    IPAM binaries through CNI_PATH."""
+    for index, entry in enumerate(cni_path):
+        if not isinstance(entry, str) or not os.path.isabs(entry):
+            raise ConfigError(f"cni_path[{index}]", "must be an absolute path: a relative one is looked up from the "
+                              "module's working directory, so whatever binary is there would run", entry)
+    return list(cni_path)
+
+
 class PluginExecutor(Executor):
     """Finds, runs and probes the plugin binaries along ``cni_path``, each call bounded by
     ``timeout`` seconds. ``run_command`` (``argv -> (rc, stdout, stderr)``, the module's
@@ -285,7 +296,7 @@ class PluginExecutor(Executor):
     for a distro binary's release; without one the package is not asked."""
 
     def __init__(self, cni_path: list, timeout: float = DEFAULT_TIMEOUT, run_command=None):
-        self.cni_path = list(cni_path)
+        self.cni_path = check_cni_path(cni_path)
         self.timeout = timeout
         self._run_command = run_command
         # Read once: walking os.environ (decoding every variable) cost each call 50 µs.

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ._argspec import ArgumentSpec
 from ._conflist import NetworkList, find_network, load_conf_dir
 from ._defaults import DEFAULT_IFNAME
-from ._engine import Engine
+from ._engine import VERB_SINCE, Engine
 from ._errors import CNIError
 from ._identifiers import canonical_netns, check_container_id, check_ifname
 from ._netns import is_live
@@ -123,7 +123,8 @@ def left_alone(engine: Engine, network_name: str) -> list:
 
 def unusable_entries(engine: Engine, network_name: str) -> list:
     """The cache files of the network that cannot be read (a runtime crashed writing one), by the
-    keys their file name may stand for: GC never collects them and sends those keys as valid."""
+    keys their file name may stand for: GC never collects them and sends those keys as valid (to
+    plugins of a network at cniVersion 1.1.0 or later, the ones GC is sent to)."""
     _entries, problems = engine.cached_attachments(network_name)
     return [{"network": network_name, "file": problem.path, "reason": problem.reason,
              "keys": [{"container_id": cid, "ifname": ifname} for cid, ifname in problem.keys(network_name)]}
@@ -202,7 +203,7 @@ def run(host, params: dict, result: dict) -> None:
         if network.disable_gc:
             result["skipped_networks"].append(network.name)
             continue
-        _examine(host, engine, network.name, valid, result)
+        _examine(host, engine, network, valid, result)
         if host.check_mode:
             result["collected"].extend(gc_plan(engine, network, valid))
         else:
@@ -225,14 +226,19 @@ def _add_report(result: dict, report: dict) -> None:
     result["errors"].extend(report["errors"])
 
 
-def _examine(host, engine: Engine, network_name: str, valid: list | None, result: dict) -> None:
+def _examine(host, engine: Engine, network: NetworkList, valid: list | None, result: dict) -> None:
     """Note another runtime's attachments of the network, warning of the live ones that an
     explicit ``valid_attachments`` leaves out, before anything is collected."""
+    network_name = network.name
     result["left_alone"].extend(left_alone(engine, network_name))
+    if engine.available(network, "GC"):
+        fate = "left alone and sent to the plugins' GC as valid, since it may be a running container's"
+    else:
+        fate = (f"left alone, since it may be a running container's (no GC is sent to its plugins: cniVersion "
+                f"{engine.version_of(network)} has no GC ({VERB_SINCE['GC']} brought it))")
     for item in unusable_entries(engine, network_name):
         result["unusable_entries"].append(item)
-        host.warn(f"network {network_name}: cannot read the cache entry {item['file']} ({item['reason']}); it is "
-                  "left alone and sent to the plugins' GC as valid, since it may be a running container's")
+        host.warn(f"network {network_name}: cannot read the cache entry {item['file']} ({item['reason']}); it is {fate}")
     for item in foreign_left_out(engine, network_name, valid):
         host.warn(f"network {network_name}: valid_attachments leaves out container ID {item['container_id']} "
                   f"({item['ifname']} in {item['netns'] or 'an unnamed namespace'}), which another runtime made "

@@ -142,7 +142,9 @@ def ensure(opts: Options, fetch, workdir: str, check_mode: bool, limits: Limits 
         else:
             plan = plan_present(dest, manifest, request, source, memo, opts.force, adopt)
         result = _carry_out(plan, source, check_mode, executor, memo)
-    warning = request.checksum and cleartext_warning(request.source, request.checksum)  # downloads only
+    # Only a run that downloads (or, in check mode, would) exposes the install: a converged run
+    # repeats no warning about a mirror it does not reach.
+    warning = source is not None and request.checksum and cleartext_warning(request.source, request.checksum)
     result["warnings"] += [warning] if warning else []
     return result
 

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from . import _network_file as netfile
 from ._argspec import ArgumentSpec
+from ._cache import list_entries
 from ._conflist import ENVELOPE_OPTIONS
 from ._errors import CNIError
 from ._exec import PluginExecutor
 from ._fileio import ensure_dir, read_if_exists, remove_written_file
 from ._identifiers import check_network_name
+from ._netns import is_live
 from ._planned import planned_fact
-from ._validate import ValidationReport, coerce_scalars
+from ._validate import ValidationReport, coerce_scalars, validate_network_list
 
 ARGUMENT_SPEC = ArgumentSpec({
     "name": {"type": "str", "required": True},
@@ -65,10 +67,14 @@ def present(host, params, path: str, result: dict) -> None:
     envelope = {option: params[option] for option in ENVELOPE_OPTIONS}
     conf, report = netfile.build_conflist(params["name"], params["plugins"], params["config"], **envelope)
     conf = coerce_scalars(conf)
+    of_the_options = list(report.warnings)
     if params["validate"] != "none":
         netfile.validate_on_host(conf, path, params["conf_dir"], report, _probing_executor(host, params, conf))
     data, result["config"] = netfile.normalise(conf)
-    _report(host, report, params["name"], params["validate"], not params["validate_only"], result)
+    standing = []
+    if not params["validate_only"] and netfile.same_content(read_if_exists(path), result["config"]):
+        standing = of_the_options + (validate_network_list(conf).warnings if params["validate"] != "none" else [])
+    _report(host, report, params["name"], params["validate"], not params["validate_only"], result, standing)
     if params["validate_only"]:
         return
     _write(host, params, path, data, result)
@@ -141,6 +147,8 @@ def absent(host, params, path: str, result: dict) -> None:
     removed = netfile.files_declaring(params["conf_dir"], params["name"], path)
     result["removed"] = removed
     result["changed"] = bool(removed)
+    if removed:
+        _warn_of_attachments_left(host, params["name"], params["cache_dir"])
     if host.diff:
         result["diff"] = [{"before_header": p, "before": _text(read_if_exists(p)), "after_header": p, "after": ""}
                           for p in removed]
@@ -152,11 +160,37 @@ def absent(host, params, path: str, result: dict) -> None:
         remove_written_file(removed_path)
 
 
-def _report(host, report: ValidationReport, name: str, mode: str, writing: bool, result: dict) -> None:
+def _warn_of_attachments_left(host, name: str, cache_dir: str) -> None:
+    """The network's attachments whose namespaces are there (or may be), of any runtime: they
+    keep their interfaces and addresses, but nothing can ADD, CHECK or repair them without the
+    file, and a runtime that DELs by the configuration it reads now cannot detach them either."""
+    entries, _problems = list_entries(cache_dir, name)
+    live = [e for e in entries if is_live(e.effective_netns) is not False]
+    if not live:
+        return
+    shown = "; ".join(f"container ID {e.container_id}, {e.ifname} in {e.effective_netns or 'an unnamed namespace'}"
+                      f"{'' if e.managed else ' (another runtime)'}" for e in live[:5])
+    more = f"; and {len(live) - 5} more" if len(live) > 5 else ""
+    host.warn(f"network {name}: {len(live)} attachment{'s' if len(live) > 1 else ''} made with it "
+              f"{'are' if len(live) > 1 else 'is'} still attached ({shown}{more}): removing its file takes nothing from "
+              "them, but they can no longer be checked or repaired, and runtimes that detach by the configuration "
+              f"they find cannot detach them. Detach them first (cni_attach state=absent, which works from the cache "
+              f"in {cache_dir}), or with the runtime that made them; cni_gc collects this collection's once their "
+              "namespaces are gone")
+
+
+def _report(host, report: ValidationReport, name: str, mode: str, writing: bool, result: dict,
+            standing: list) -> None:
+    """Fail or warn with the findings. ``standing``: warnings of the configuration alone, which
+    the file this task leaves as it is already holds: they were given when it was written, and
+    are listed in ``validation_warnings`` without being repeated on every converged run (what
+    the host says, its binaries and other files, is warned of on every run)."""
     result["validation_errors"] = [f.to_dict() for f in report.errors]
     result["validation_warnings"] = [f.to_dict() for f in report.warnings]
+    given = {(f.path, f.message) for f in standing}
     for finding in report.warnings:
-        host.warn(f"network {name}: {finding}")
+        if (finding.path, finding.message) not in given:
+            host.warn(f"network {name}: {finding}")
     if report.errors and mode == "strict":
         host.fail(f"the network configuration is not valid: {report.summary()}", **result)
     consequence = "written anyway" if writing else "reported only"

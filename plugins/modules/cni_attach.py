@@ -67,6 +67,10 @@ attributes:
         network predicts V(replaced).
   diff_mode:
     support: full
+    details:
+      - One line per changed attachment, its network, container ID and ifname, then V(attached) or V(detached)
+        before and after; after, a replaced or repaired attachment reads V(attached (replaced)) or
+        V(attached (repaired)), so a check run's diff shows what it would replace.
   idempotent:
     support: full
 options:
@@ -78,6 +82,9 @@ options:
   config:
     description:
       - A whole network configuration list (a dict, or a JSON string) to use instead of a file in O(conf_dir).
+      - Each plugin's C(type) and C(ipam.type) must be a file name (a letter or digit, then letters, digits, C(_),
+        C(.), C(-)), as M(cnikit.cni.cni_network) requires; anything else is refused, naming its JSON path, before
+        any plugin runs.
     type: raw
   netns:
     description:

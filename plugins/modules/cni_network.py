@@ -33,7 +33,7 @@ extends_documentation_fragment:
   - cnikit.cni._attributes.actiongroup_cni
   - cnikit.cni._paths.cni_path
   - cnikit.cni._paths.conf_dir
-  - cnikit.cni._paths.cache_dir_unused
+  - cnikit.cni._paths.cache_dir
   - cnikit.cni._paths.timeout
   - ansible.builtin.files
 attributes:
@@ -64,6 +64,10 @@ options:
     description:
       - With V(absent), the file this task would write is removed, and every other file in O(conf_dir) that
         declares a network of this name, so that no runtime loads it any more.
+      - Attachments of the network still cached in O(cache_dir) whose namespaces are there (of any runtime) keep
+        their network, but nothing can check, repair or, by the configuration, detach them once the file is gone,
+        so the task warns, naming them (and still removes the file). Detach them first with
+        M(cnikit.cni.cni_attach) O(cnikit.cni.cni_attach#module:state=absent).
     type: str
     choices: [present, absent]
     default: present
@@ -258,7 +262,11 @@ validation_errors:
       message: must be at most 4094
       value: 5000
 validation_warnings:
-  description: Findings that do not fail the task (unknown keys with suggestions, keys in the wrong case, ...).
+  description:
+    - Findings that do not fail the task (unknown keys with suggestions, keys in the wrong case, ...).
+    - Each is also shown as a warning, except, when the file is left as it is, the findings of the configuration
+      alone, which were shown when the file was written (findings about the host, its plugin binaries and the other
+      files of O(conf_dir), are shown on every run).
   returned: always
   type: list
   elements: dict

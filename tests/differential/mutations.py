@@ -63,6 +63,8 @@ MUTATIONS = [
     ("envelope", "chained plugin first", conflist({"type": "tuning"}, bridge())),
     ("envelope", "two plugins creating the interface", conflist(bridge(), ptp(ipam=host_local(subnet="10.2.0.0/24")))),
     ("envelope", "dns nameserver given by name", conflist(bridge(dns={"nameservers": ["ns1.example.test"]}))),
+    ("envelope", "runtimeConfig written in a plugin (tuning reads its mac)", conflist(
+        bridge(), {"type": "tuning", "runtimeConfig": {"mac": "02:00:00:00:00:43"}})),
     # --- bridge ---
     ("bridge", "mtu as a string", conflist(bridge(mtu="1500"))),
     ("bridge", "mtu with a fraction", conflist(bridge(mtu=1500.5))),
@@ -75,6 +77,12 @@ MUTATIONS = [
     ("bridge", "vlan 4095", conflist(bridge(vlan=4095))),
     ("bridge", "isGateway as a string", conflist(bridge(isGateway="true"))),
     ("bridge", "isGateway with gateway outside subnet", conflist(bridge(isGateway=True, ipam=host_local(gateway="10.2.0.1")))),
+    ("bridge", "isGateway with two IPv4 range sets", conflist(bridge(isGateway=True, ipam={
+        "type": "host-local", "ranges": [[{"subnet": SUBNET}], [{"subnet": "10.2.0.0/24"}]]}))),
+    ("bridge", "isGateway with two IPv4 range sets and forceAddress", conflist(bridge(isGateway=True, forceAddress=True, ipam={
+        "type": "host-local", "ranges": [[{"subnet": SUBNET}], [{"subnet": "10.2.0.0/24"}]]}))),
+    ("bridge", "isGateway with an IPv4 and an IPv6 range set", conflist(bridge(isGateway=True, ipam={
+        "type": "host-local", "ranges": [[{"subnet": SUBNET}], [{"subnet": "fd00:1::/64"}]]}))),
     ("bridge", "hairpinMode and promiscMode", conflist(bridge(hairpinMode=True, promiscMode=True))),
     ("bridge", "vlanTrunk minID above maxID (rule of v1.3.0)", conflist(bridge(vlanTrunk=[{"minID": 20, "maxID": 10}]))),
     ("bridge", "disableContainerInterface with IPAM (rule of v1.4.1)", conflist(bridge(disableContainerInterface=True))),

@@ -178,6 +178,9 @@ class Context:
     releases: Releases | None = None
     on_host: bool = False
     subnets: list = field(default_factory=list)  # host-local subnets, for the cross-network checks
+    # the plugin's IPAM section's ``gateway_sets`` (PluginRules): [(path parts under the section,
+    # [gateways])] per address it hands out; None when its type cannot tell
+    ipam_gateway_sets: list | None = None
 
     def path(self, *parts) -> str:
         return json_path(self.base + list(parts))
@@ -248,9 +251,10 @@ class PluginRules:
     # host as it is now (host state the plugin refuses), or None; asked before an attachment is
     # replaced, so that a replace the new configuration cannot complete removes nothing.
     add_blocker: object = None
-    # gateways(ipam) -> the gateway addresses, with their subnet's prefix, that an IPAM type hands
-    # out (ipaddress interfaces); None when they are not known before the plugin runs.
-    gateways: object = None
+    # gateway_sets(ipam) -> [(path parts under the section, [gateways])]: per address an IPAM type
+    # hands out (host-local: per range set), the gateways, with their subnet's prefix (ipaddress
+    # interfaces), of the ranges it may come from; None when they are not known before the plugin runs.
+    gateway_sets: object = None
     # subnets(ipam) -> [Subnet] an IPAM type allocates from, for the checks across networks
     subnets: object = None
     # host_device(plugin) -> (kind, name) of the host device the plugin puts every network's

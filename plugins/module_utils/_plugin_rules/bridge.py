@@ -118,6 +118,47 @@ def check(plugin: dict, ctx) -> None:
     check_mtu(plugin, ctx)
     check_masq_backend(plugin, ctx)
     _check_routes_without_gw(plugin, ctx)
+    _check_one_ipv4_gateway(plugin, ctx)
+
+
+def _gateway_mode(plugin: dict) -> bool:
+    return plugin.get("isGateway") is True or plugin.get("isDefaultGateway") is True
+
+
+def _value_at(node, parts: list):
+    for part in parts:
+        node = node[part]
+    return node
+
+
+def _check_one_ipv4_gateway(plugin: dict, ctx) -> None:
+    """A gateway bridge is given the gateway of every address the IPAM hands out (ensureAddr, in
+    both supported releases), and holds one IPv4 address: the second IPv4 gateway fails every ADD
+    ("already has an IP address different from"), or, with forceAddress, replaces the first."""
+    if not _gateway_mode(plugin) or not ctx.ipam_gateway_sets:
+        return
+    if map_of(plugin.get("capabilities")).get("ipRanges") is True:
+        return  # ranges the runtime supplies replace these
+    # Of a set of several ranges, host-local takes the first range's address while it has one.
+    ipv4 = [(parts, gateways[0]) for parts, gateways in ctx.ipam_gateway_sets if gateways[0].version == 4]
+    if len(ipv4) < 2:
+        return
+    name = plugin.get("bridge") or DEFAULT_BRIDGE
+    first_parts, first = ipv4[0]
+    advice = "give a gateway bridge one IPv4 range set (an IPv6 one beside it is fine)"
+    for parts, gateway in ipv4[1:]:
+        if gateway == first:
+            continue
+        told = (f"is a second IPv4 range set on gateway bridge {name}: the bridge plugin puts the gateway of each on the "
+                f"bridge ({first} ({ctx.path('ipam', *first_parts)}), then {gateway})")
+        value = _value_at(plugin["ipam"], parts)
+        if plugin.get("forceAddress") is True:
+            ctx.warn(["ipam"] + parts, f"{told}, and with forceAddress each replaces the one before, so the bridge keeps "
+                     f"only {ipv4[-1][1]} and the addresses of {ctx.path('ipam', *first_parts)} have no gateway on this "
+                     f"host; {advice}", value)
+        else:
+            ctx.error(["ipam"] + parts, f"{told}, and it refuses a second IPv4 address on the bridge, so every ADD fails "
+                      f"('already has an IP address different from {gateway}'); {advice}", value)
 
 
 def _check_routes_without_gw(plugin: dict, ctx) -> None:
@@ -139,8 +180,7 @@ def add_blocker(plugin: dict, ipam_gateways) -> str | None:
     """A gateway bridge that already holds another IPv4 address: the plugin refuses to add a
     second one unless ``forceAddress`` is set (ensureAddr), so after a subnet change every ADD
     on this host fails until the bridge's old address is gone."""
-    gateway_mode = plugin.get("isGateway") is True or plugin.get("isDefaultGateway") is True
-    if not gateway_mode or plugin.get("forceAddress") is True or not ipam_gateways:
+    if not _gateway_mode(plugin) or plugin.get("forceAddress") is True or not ipam_gateways:
         return None
     wanted = [gateway for gateway in ipam_gateways if gateway.version == 4]
     name = plugin.get("bridge") or DEFAULT_BRIDGE

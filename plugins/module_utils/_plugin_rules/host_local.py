@@ -45,17 +45,22 @@ def subnets(ipam: dict) -> list:
             if (iface := parse_cidr(item.get("subnet"))) is not None]
 
 
-def gateways(ipam: dict) -> list:
-    """The gateways host-local puts in its results, with their subnet's prefix: each range's
-    ``gateway``, else the subnet's first address."""
+def gateway_sets(ipam: dict) -> list:
+    """[(path parts under the section, [gateways])]: one entry per range set, of which host-local
+    hands out one address each (the legacy subnet first), with the gateways of its ranges, with
+    their subnet's prefix: each range's ``gateway``, else the subnet's first address."""
     found = []
     for range_set in range_sets(ipam, []):
+        gateways = []
         for _parts, item in range_set:
             iface = parse_cidr(item.get("subnet"))
             if iface is None:
                 continue
             gateway = item["gateway"] if is_ip(item.get("gateway")) else str(iface.network.network_address + 1)
-            found.append(ipaddress.ip_interface(f"{gateway}/{iface.network.prefixlen}"))
+            gateways.append(ipaddress.ip_interface(f"{gateway}/{iface.network.prefixlen}"))
+        if gateways:
+            first_parts = range_set[0][0]
+            found.append((first_parts[:-1] if first_parts else ["subnet"], gateways))
     return found
 
 
@@ -161,4 +166,4 @@ def check(plugin: dict, ctx) -> None:
     check_routes(ipam.get("routes"), ["ipam", "routes"], networks, ctx, gateways)
 
 
-RULES = PluginRules(SCHEMA, check, gateways=gateways, subnets=subnets, honours_requested_ips=True)
+RULES = PluginRules(SCHEMA, check, gateway_sets=gateway_sets, subnets=subnets, honours_requested_ips=True)

@@ -79,6 +79,13 @@ def honours_requested_ips(plugins: list) -> bool:
     return False
 
 
+def _ipam_gateways(ipam: dict, ipam_rules) -> list | None:
+    """Every gateway an IPAM section may hand out (see ``PluginRules.gateway_sets``), or None."""
+    if ipam_rules is None or ipam_rules.gateway_sets is None:
+        return None
+    return [gateway for _parts, gateways in ipam_rules.gateway_sets(ipam) for gateway in gateways]
+
+
 def add_blockers(plugins: list) -> list:
     """Why an ADD of these plugin objects would fail on this host as it is now, one line per
     plugin that says so (see ``PluginRules.add_blocker``)."""
@@ -89,8 +96,7 @@ def add_blockers(plugins: list) -> list:
             continue
         ipam = map_of(plugin.get("ipam"))
         ipam_rules = _rules(IPAM, ipam.get("type"))
-        gateways = ipam_rules.gateways(ipam) if ipam_rules is not None and ipam_rules.gateways else None
-        reason = rules.add_blocker(plugin, gateways)
+        reason = rules.add_blocker(plugin, _ipam_gateways(ipam, ipam_rules))
         if reason:
             reasons.append(f"{json_path(['plugins', index])} ({plugin['type']}): {reason}")
     return reasons

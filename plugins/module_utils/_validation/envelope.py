@@ -101,6 +101,24 @@ def _check_dropins_only(conf: dict, source, dropin_files, report: ValidationRepo
         report.warn("plugins", f"is not set: libcni then loads {directory}/*.conf only")
 
 
+def _warn_runtime_config(plugin: dict, index: int, report: ValidationReport) -> None:
+    """A static ``runtimeConfig``: the spec reserves it, but the plugins read it (their own
+    integration configurations write it) and libcni passes it on unless it injects its own
+    (injectRuntimeConfig, the same in libcni 1.1 and 1.3, and in cnikit's engine)."""
+    capabilities = plugin.get("capabilities")
+    enabled = sorted(name for name, on in capabilities.items() if on is True) if isinstance(capabilities, dict) else []
+    if enabled:
+        fate = ("libcni (1.1 and 1.3) and cnikit replace it whole (not merged) with the capability arguments when the "
+                "runtime supplies one for a capability this plugin enables "
+                f"({', '.join(enabled)}), and send it as written otherwise")
+    else:
+        fate = "this plugin enables no capability, so libcni (1.1 and 1.3) and cnikit send it to the plugin as written"
+    report.warn(json_path(["plugins", index, "runtimeConfig"]),
+                f"is reserved for the runtime, which builds it from capability arguments: {fate}; GC and STATUS "
+                "always get it as written. To have the runtime pass values, enable the capability (capabilities) "
+                "and give them as capability arguments (cni_attach's capability_args)", plugin["runtimeConfig"])
+
+
 def _check_plugin_envelope(plugin, index: int, conf: dict, report: ValidationReport) -> None:
     path = f"plugins[{index}]"
     if not isinstance(plugin, dict):
@@ -114,7 +132,9 @@ def _check_plugin_envelope(plugin, index: int, conf: dict, report: ValidationRep
     elif not is_plugin_file_name(plugin_type):
         report.error(f"{path}.type", f"must be a plugin file name: {PLUGIN_FILE_NAME_RULE}", plugin_type)
     for key in plugin:
-        if key in RESERVED_KEYS or key.startswith(RESERVED_PREFIX):
+        if key == "runtimeConfig":
+            _warn_runtime_config(plugin, index, report)
+        elif key in RESERVED_KEYS or key.startswith(RESERVED_PREFIX):
             report.error(json_path(["plugins", index, key]),
                          "is reserved: the runtime generates it; it must not be written in a configuration file")
     for key in ("name", "cniVersion"):

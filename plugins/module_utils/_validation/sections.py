@@ -45,6 +45,7 @@ def check_plugins(conf: dict, version: str, releases: dict, on_host: bool, repor
             ipam_ctx = Context(report, ctx.base, version, position, seen=ctx.seen, releases=releases.get(ipam_type),
                                on_host=on_host, subnets=subnets)
             go_view = dict(go_view, ipam=_check_ipam(go_view, plugin_type, ipam_type, ipam_ctx))
+            ctx.ipam_gateway_sets = _gateway_sets(go_view["ipam"], ipam_type)
         if rules is not None:
             creates = rules.creates_interface_at(position, ipam_type)
             _check_chaining(plugin_type, rules, ctx, interface_owner if creates else None)
@@ -93,6 +94,13 @@ def _check_ipam(plugin: dict, plugin_type: str, ipam_type: str, ctx: Context) ->
         ctx.report.warn(finding.path, f"{finding.message} (as {ipam_type} would read it; {plugin_type} may rewrite its "
                         "ipam section before delegating)", *(() if finding.value is NO_VALUE else (finding.value,)))
     return go_view
+
+
+def _gateway_sets(ipam: dict, ipam_type: str) -> list | None:
+    rules = IPAM.get(ipam_type)
+    if rules is None or rules.gateway_sets is None:
+        return None
+    return rules.gateway_sets(ipam)
 
 
 def _apply_ipam(plugin: dict, ipam_type: str, rules, ctx: Context) -> dict:

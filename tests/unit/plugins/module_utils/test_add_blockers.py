@@ -22,11 +22,13 @@ def gateway_bridge(name="lo", subnet="10.9.8.0/24", **options):
             "ipam": {"type": "host-local", "subnet": subnet}, **options}
 
 
-def test_host_local_gateways_are_the_given_one_or_the_subnets_first_address():
+def test_host_local_gateways_are_the_given_one_or_the_subnets_first_address_per_range_set():
     ipam = {"type": "host-local", "subnet": "10.1.0.0/16", "gateway": "10.1.0.254",
-            "ranges": [[{"subnet": "fd00::/64"}], [{"subnet": "192.168.4.0/22"}]]}
-    assert host_local.gateways(ipam) == [ipaddress.ip_interface(text) for text in
-                                         ("10.1.0.254/16", "fd00::1/64", "192.168.4.1/22")]
+            "ranges": [[{"subnet": "fd00::/64"}], [{"subnet": "192.168.4.0/22"}, {"subnet": "192.168.8.0/24"}]]}
+    assert host_local.gateway_sets(ipam) == [
+        (["subnet"], [ipaddress.ip_interface("10.1.0.254/16")]),
+        (["ranges", 0], [ipaddress.ip_interface("fd00::1/64")]),
+        (["ranges", 1], [ipaddress.ip_interface("192.168.4.1/22"), ipaddress.ip_interface("192.168.8.1/24")])]
 
 
 def test_a_gateway_bridge_holding_another_address_blocks_the_add_naming_the_way_out():

@@ -510,3 +510,25 @@ def test_an_unreadable_manifest_says_no_release(tmp_path):
     _executable(tmp_path / "bridge")
     (tmp_path / ".cnikit-manifest.json").write_text("{")
     assert _exec.PluginExecutor([str(tmp_path)]).release("bridge") is None
+
+
+@pytest.mark.parametrize("entry", ["bin", "./bin", "", "opt/cni/bin"])
+def test_a_relative_cni_path_entry_is_refused_naming_it(tmp_path, monkeypatch, entry):
+    # Relative to the module's working directory, which is Ansible's, not the user's: a binary
+    # planted there would run as root.
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as refused:
+        _exec.PluginExecutor(["/opt/cni/bin", entry])
+    assert refused.value.path == "cni_path[1]" and refused.value.value == entry
+    assert "must be an absolute path" in str(refused.value)
+
+
+def test_task_with_a_relative_cni_path_entry_fails_before_anything_runs(tmp_path, monkeypatch):
+    from stand_in_host import StandInHost, TaskFailed  # pylint: disable=import-outside-toplevel
+    from ansible_collections.cnikit.cni.plugins.module_utils import _gc  # pylint: disable=import-outside-toplevel
+    monkeypatch.chdir(tmp_path)
+    given = {name: option.get("default") for name, option in _gc.ARGUMENT_SPEC.all_options().items()}
+    given.update(conf_dir=str(tmp_path), cache_dir=str(tmp_path / "cache"), cni_path=["bin"])
+    with pytest.raises((ConfigError, TaskFailed)) as refused:
+        _gc.run(StandInHost(str(tmp_path)), given, {})
+    assert "cni_path[0]" in str(refused.value)

@@ -180,13 +180,15 @@ def test_first_install(server, dest, fetch, tmp_path):
 
 
 def test_rerun_downloads_nothing(server, dest, fetch, tmp_path):
-    run(server, dest, fetch, tmp_path)
+    first = run(server, dest, fetch, tmp_path)
+    assert [w for w in first["warnings"] if "travel(s) in cleartext" in w]  # the test server's plain http
     before = snapshot(dest)
     fetch.urls.clear()
     for check_mode in (True, False):
         result = run(server, dest, fetch, tmp_path, check_mode=check_mode, version="v" + V1)
         assert not result["changed"] and not result["downloaded"]
         assert result["installed"] == result["updated"] == result["removed"] == []
+        assert result["warnings"] == []  # nothing travels: the download it warned of is not repeated
     assert fetch.urls == []
     assert snapshot(dest) == before
 

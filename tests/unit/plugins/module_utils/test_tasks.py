@@ -7,11 +7,13 @@ declare, a stand-in for the module (tests/utils/stand_in_host.py), the result th
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from stand_in_host import StandInHost, TaskFailed
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach_task, _gc, _install, _network_task
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
 
 
 def params(spec, **given) -> dict:
@@ -39,6 +41,53 @@ def test_gc_plans_in_check_mode_and_collects_in_a_real_run(host, tmp_path):
     assert not entry.exists() and [c["env"]["CNI_CONTAINERID"] for c in host.calls("DEL")] == ["c1"]
 
 
+@pytest.mark.parametrize("version, sent", [("1.1.0", True), ("1.0.0", False)])
+def test_gc_warns_of_an_unusable_entry_saying_whether_gc_was_sent(host, tmp_path, version, sent):
+    host.plugin()
+    host.conflist("net1", version=version)
+    host.cache.joinpath("results", "net1-ctr9-eth0").write_text('{"kind":"cniCacheV1"')  # a runtime crashed mid-write
+    given = params(_gc.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
+    stand_in = StandInHost(str(tmp_path))
+
+    _gc.run(stand_in, given, {})
+
+    (warning,) = stand_in.warnings
+    assert warning.startswith(f"network net1: cannot read the cache entry {host.cache / 'results' / 'net1-ctr9-eth0'}")
+    assert ("sent to the plugins' GC as valid" in warning) == sent == bool(host.calls("GC"))
+    if not sent:
+        assert "no GC is sent to its plugins: cniVersion 1.0.0 has no GC (1.1.0 brought it)" in warning
+
+
+@pytest.mark.parametrize("check_mode", [True, False])
+def test_removing_a_network_file_live_attachments_use_warns_naming_them(host, tmp_path, check_mode):
+    host.conflist("net1")
+    host.cache_entry("net1", "c-live", host.netns("live"))
+    host.cache_entry("net1", "podman1", host.netns("theirs"), managed=False)
+    os.unlink(host.netns("gone"))
+    host.cache_entry("net1", "c-gone", str(tmp_path / "gone"))
+    host.cache_entry("net2", "c-other", host.netns("other"))
+    given = params(_network_task.ARGUMENT_SPEC, name="net1", state="absent", conf_dir=str(host.conf),
+                   cache_dir=str(host.cache))
+    given["unsafe_writes"] = False
+    stand_in, result = StandInHost(str(tmp_path), check_mode=check_mode), {}
+
+    _network_task.run(stand_in, given, result)
+
+    (warning,) = stand_in.warnings
+    assert result["changed"] and warning.startswith("network net1: 2 attachments made with it are still attached")
+    assert "container ID c-live" in warning and "container ID podman1" in warning and "c-gone" not in warning
+    assert "cni_attach state=absent" in warning
+
+
+def test_removing_a_network_file_nothing_uses_warns_of_nothing(host, tmp_path):
+    host.conflist("net1")
+    given = params(_network_task.ARGUMENT_SPEC, name="net1", state="absent", conf_dir=str(host.conf),
+                   cache_dir=str(host.cache))
+    stand_in = StandInHost(str(tmp_path))
+    _network_task.run(stand_in, given, {})
+    assert stand_in.warnings == [] and not list(host.conf.iterdir())
+
+
 def test_network_check_mode_predicts_the_file_and_writes_nothing(tmp_path):
     conf_dir = tmp_path / "net.d"
     given = params(_network_task.ARGUMENT_SPEC, name="cnit-web", plugins=[{"type": "loopback"}],
@@ -54,6 +103,35 @@ def test_network_check_mode_predicts_the_file_and_writes_nothing(tmp_path):
     assert not conf_dir.exists()
 
 
+def test_network_warns_of_its_configuration_when_it_writes_it_not_on_every_converged_run(tmp_path):
+    flat = {"type": "bridge", "bridge": "cnit-br0", "ipam": {"type": "host-local", "subnet": "10.9.0.0/24"}}
+    given = params(_network_task.ARGUMENT_SPEC, name="cnit-web", plugins=[flat], conf_dir=str(tmp_path), check_plugins=False)
+    given["unsafe_writes"] = False
+    runs = []
+    for check_mode in (True, False, True, False):
+        host, result = StandInHost(str(tmp_path), check_mode=check_mode), {}
+        _network_task.run(host, given, result)
+        runs.append((result["changed"], [w["path"] for w in result["validation_warnings"]], host.warnings))
+
+    (planned, _paths, planned_warnings), written, (_c, _p, predicted_again), (converged, paths, converged_warnings) = runs
+    assert planned and written[0]
+    assert [w for w in planned_warnings if "plugins[0].ipam.subnet" in w] and written[2] == planned_warnings
+    # The file holds the flat subnet since the run that wrote it: listed, not warned of again.
+    assert not converged and paths == ["plugins[0].ipam.subnet"]
+    assert converged_warnings == [] and predicted_again == []
+
+
+def test_network_warns_of_what_the_host_says_on_every_run(tmp_path):
+    given = params(_network_task.ARGUMENT_SPEC, name="cnit-web", plugins=[{"type": "loopback"}], conf_dir=str(tmp_path),
+                   check_plugins=False)
+    given["unsafe_writes"] = False
+    (tmp_path / "99-broken.conflist").write_text("{")
+    for _run in range(2):
+        host = StandInHost(str(tmp_path))
+        _network_task.run(host, given, {})
+        assert [w for w in host.warnings if "99-broken.conflist cannot be loaded" in w]
+
+
 def test_network_strict_validation_fails_the_task_with_the_findings(tmp_path):
     given = params(_network_task.ARGUMENT_SPEC, name="cnit-web", plugins=[{"type": "bridge", "vlan": 5000}],
                    conf_dir=str(tmp_path), check_plugins=False)
@@ -65,6 +143,36 @@ def test_network_strict_validation_fails_the_task_with_the_findings(tmp_path):
     assert "plugins[0].vlan: must be at most 4094 (got 5000)" in failed.value.msg
     assert [e["path"] for e in failed.value.result["validation_errors"]] == ["plugins[0].vlan"]
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("config", [
+    {"cniVersion": "1.0.0", "name": "n", "plugins": [{"type": "bridge", "ipam": {"type": "../../tmp/x"}}]},
+    json.dumps({"cniVersion": "1.0.0", "name": "n", "plugins": [{"type": "bridge", "ipam": {"type": "../../tmp/x"}}]}),
+])
+def test_an_inline_config_whose_ipam_type_names_a_path_is_refused_naming_it(tmp_path, config):
+    given = params(_attach_task.ARGUMENT_SPEC, config=config, netns="cnit-t-never-made")
+    given["attachments"] = [dict.fromkeys(_attach_task.ITEM_OPTIONS)]
+
+    with pytest.raises(ConfigError) as refused:
+        _attach_task.build_desired(_attach_task.item_specs(given)[0][1], "attachments[0].",
+                                   _attach_task.NetworkSource(str(tmp_path)), True)
+
+    assert refused.value.path == "attachments[0].config: plugins[0].ipam.type" and refused.value.value == "../../tmp/x"
+    assert "file name" in str(refused.value)
+
+
+def test_the_attach_diff_names_what_is_replaced_or_repaired():
+    def item(container_id, action, state="present"):
+        return {"network": "n", "container_id": container_id, "ifname": "eth0", "action": action, "state": state,
+                "changed": action not in ("unchanged", "absent")}
+
+    diff = _attach_task.diff_of([item("a", "added"), item("b", "replaced"), item("c", "repaired"), item("d", "unchanged"),
+                                 item("e", "deleted", "absent")])
+
+    assert diff["before"].splitlines() == ["n/a/eth0: detached", "n/b/eth0: attached", "n/c/eth0: attached",
+                                           "n/e/eth0: attached"]
+    assert diff["after"].splitlines() == ["n/a/eth0: attached", "n/b/eth0: attached (replaced)",
+                                          "n/c/eth0: attached (repaired)", "n/e/eth0: detached"]
 
 
 def test_attachment_items_take_the_top_level_values_they_leave_out():

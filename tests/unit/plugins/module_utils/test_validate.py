@@ -66,7 +66,7 @@ CASES = [
     ("type with slash", net({"type": "../bin/sh"}), "plugins[0].type"),
     ("args, as the conventions document", net({"type": "loopback", "args": {"cni": {"labels": []}}}), None),
     ("args not an object", net({"type": "loopback", "args": "x"}), "plugins[0].args"),
-    ("reserved runtimeConfig", net({"type": "loopback", "runtimeConfig": {}}), "plugins[0].runtimeConfig"),
+    ("runtimeConfig written in a plugin is no error", net({"type": "loopback", "runtimeConfig": {}}), None),
     ("reserved prevResult", net({"type": "loopback", "prevResult": {}}), "plugins[0].prevResult"),
     ("reserved cni.dev key", net({"type": "loopback", "cni.dev/attachments": []}), 'plugins[0]["cni.dev/attachments"]'),
     ("capabilities not map", net({"type": "loopback", "capabilities": ["mac"]}), "plugins[0].capabilities"),
@@ -91,6 +91,19 @@ CASES = [
     ("bridge no container iface L2", net({"type": "bridge", "disableContainerInterface": True, "ipam": {}}), None),
     ("bridge name too long", net({"type": "bridge", "bridge": "a-very-long-bridge0"}), "plugins[0].bridge"),
     ("bridge name with slash", net({"type": "bridge", "bridge": "br/0"}), "plugins[0].bridge"),
+    ("bridge gateway, two IPv4 range sets", net(dict(hl(ranges=[[{"subnet": "10.9.0.0/24"}], [{"subnet": "10.8.0.0/24"}]]),
+                                                     isGateway=True)), "plugins[0].ipam.ranges[1]"),
+    ("bridge default gateway, subnet and an IPv4 range set", net(dict(hl(subnet="10.9.0.0/24", ranges=[[{"subnet": "10.8.0.0/24"}]]),
+                                                                 isDefaultGateway=True)), "plugins[0].ipam.ranges[0]"),
+    ("bridge gateway, IPv4 and IPv6 range sets", net(dict(hl(ranges=[[{"subnet": "10.9.0.0/24"}], [{"subnet": "fd00::/64"}]]),
+                                                          isGateway=True)), None),
+    ("bridge gateway, one set of two IPv4 ranges", net(dict(hl(ranges=[[{"subnet": "10.9.0.0/24"}, {"subnet": "10.8.0.0/24"}]]),
+                                                            isGateway=True)), None),
+    ("bridge without gateway, two IPv4 range sets", net(hl(ranges=[[{"subnet": "10.9.0.0/24"}], [{"subnet": "10.8.0.0/24"}]])), None),
+    ("bridge gateway, two IPv4 range sets, forceAddress", net(dict(
+        hl(ranges=[[{"subnet": "10.9.0.0/24"}], [{"subnet": "10.8.0.0/24"}]]), isGateway=True, forceAddress=True)), None),
+    ("bridge gateway, two IPv4 range sets, ipRanges from the runtime", net(dict(
+        hl(ranges=[[{"subnet": "10.9.0.0/24"}], [{"subnet": "10.8.0.0/24"}]]), isGateway=True, capabilities={"ipRanges": True})), None),
     # --- ipvlan ---
     ("ipvlan ok", net({"type": "ipvlan", "master": "eth0", "mode": "l3s", "ipam": {"type": "host-local", "subnet": "10.9.2.0/24"}}), None),
     ("ipvlan mode", net({"type": "ipvlan", "master": "eth0", "mode": "L2", "ipam": {"type": "dhcp"}}), "plugins[0].mode"),
@@ -279,6 +292,10 @@ WARNING_CASES = [
         {"address": "10.0.0.5/24", "gateway": "10.0.1.1"}]}}), "plugins[0].ipam.addresses[0].gateway"),
     ("IPv6 gateway outside", net(hl(subnet="fd00:1::/64", gateway="fd00:2::1")), "plugins[0].ipam.gateway"),
     ("dhcp daemon", net({"type": "macvlan", "master": "eth0", "ipam": {"type": "dhcp"}}), "plugins[0].ipam.type"),
+    ("runtimeConfig written in a plugin", net({"type": "loopback", "runtimeConfig": {}}), "plugins[0].runtimeConfig"),
+    ("bridge gateway, two IPv4 range sets, forceAddress", net(dict(
+        hl(ranges=[[{"subnet": "10.9.0.0/24"}], [{"subnet": "10.8.0.0/24"}]]), isGateway=True, forceAddress=True)),
+     "plugins[0].ipam.ranges[1]"),
 ]
 
 
@@ -459,6 +476,38 @@ def test_one_bridge_with_different_subnets():
     report = validate_network_list(net(hl(subnet="10.9.0.0/24")), other_networks=others)
     assert [f.path for f in report.errors] == ["plugins"]
     assert "bridge 'cni0'" in report.errors[0].message
+
+
+def test_two_ipv4_range_sets_on_a_gateway_bridge_name_both_sets_and_the_failure():
+    bridge = dict(hl(ranges=[[{"subnet": "10.9.0.0/24"}], [{"subnet": "10.8.0.0/24", "gateway": "10.8.0.254"}]]),
+                  bridge="cnit-br0", isGateway=True)
+    (finding,) = validate_network_list(net(bridge)).errors
+    assert finding.path == "plugins[0].ipam.ranges[1]"
+    assert finding.value == [{"subnet": "10.8.0.0/24", "gateway": "10.8.0.254"}]
+    assert "bridge cnit-br0" in finding.message and "10.9.0.1/24 (plugins[0].ipam.ranges[0])" in finding.message
+    assert "already has an IP address different from 10.8.0.254/24" in finding.message
+    assert "forceAddress" not in finding.message
+
+
+def test_two_ipv4_range_sets_on_a_gateway_bridge_with_force_address_warn_that_one_gateway_is_lost():
+    bridge = dict(hl(subnet="10.9.0.0/24", ranges=[[{"subnet": "10.8.0.0/24"}]]), isGateway=True, forceAddress=True)
+    (finding,) = [f for f in validate_network_list(net(bridge)).warnings if f.path == "plugins[0].ipam.ranges[0]"]
+    assert "keeps only 10.8.0.1/24" in finding.message and "10.9.0.1/24 (plugins[0].ipam.subnet)" in finding.message
+
+
+@pytest.mark.parametrize("plugin, says", [
+    ({"type": "loopback", "runtimeConfig": {"mac": "0a:58:00:00:00:01"}},
+     "enables no capability, so libcni (1.1 and 1.3) and cnikit send it to the plugin as written"),
+    ({"type": "tuning", "capabilities": {"mac": True}, "runtimeConfig": {"mac": "0a:58:00:00:00:01"}},
+     "replace it whole (not merged) with the capability arguments when the runtime supplies one for a capability "
+     "this plugin enables (mac), and send it as written otherwise"),
+])
+def test_runtime_config_written_in_a_file_is_a_warning_saying_what_libcni_does(plugin, says):
+    report = validate_network_list(net(PTP_HL, plugin) if plugin["type"] == "tuning" else net(plugin))
+    (finding,) = [f for f in report.warnings if f.path.endswith(".runtimeConfig")]
+    assert report.errors == []
+    assert finding.message.startswith("is reserved for the runtime, which builds it from capability arguments")
+    assert says in finding.message
 
 
 # --- corpus ------------------------------------------------------------------------------------------
