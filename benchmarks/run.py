@@ -39,7 +39,7 @@ FULL = {
     "fleet_hosts": [1, 2, 4, 8], "fleet_forks": 5, "fleet_namespaces": 10, "fleet_rounds": 5,
     "attach40_size": 40, "attach40_rounds": 3,
     "routes_sizes": [10, 100, 1000], "routes_rounds": 9,
-    "routed_hosts": 4, "routed_rounds": 7,
+    "routed_hosts": 4, "routed_rounds": 11,
 }
 QUICK = {
     "engine_rounds": 2, "engine_cycles_per_round": 5,
