@@ -405,16 +405,14 @@ schemas, `cni_cluster_member` the chains and sysctls, `cni_route` the routing ta
 
 **CPU.** Controller and hosts together, beyond the empty play, the role costs
 {case['ratio_cpu']['median']:.2f}× the pings. On the hosts, a module task's run costs {_duration(module_cpu)} of
-CPU against {_duration(ping_cpu)} for a ping's ({module_cpu / ping_cpu:.2f}×; medians of the runs' sums, divided by
+CPU against {_duration(ping_cpu)} for a ping's (medians of the runs' sums, divided by
 the module runs), and the role's controller tasks cost the hosts nothing, so the hosts spend
 {_duration(cpu('role', 'hosts_cpu'))} on the role against {_duration(cpu('ping', 'hosts_cpu'))} on the pings. The
 controller spends {_duration(cpu('role', 'controller_cpu') - empty_controller)} beyond the empty play on the role
 and {_duration(cpu('ping', 'controller_cpu') - empty_controller)} on the pings: the role's {ping_count} tasks, its
 variables templated per host and its modules' payloads, which carry their `module_utils`, against {ping_count} pings.
-That a module task's time is {hosts_time / len(on_hosts) / ping_each:.2f}× a ping's while its CPU on the hosts is
-{module_cpu / ping_cpu:.2f}× means the difference is not the hosts' CPU alone: the rest is the controller's share
-and waiting for a core. The
-whole-run wall time beyond the empty play gives {case['ratio_wall_beyond_empty']['median']:.2f}×. On this shared
+A module task takes {hosts_time / len(on_hosts) / ping_each:.2f}× a ping task's time and
+{module_cpu / ping_cpu:.2f}× a ping's CPU on the hosts. The whole-run wall time beyond the empty play gives {case['ratio_wall_beyond_empty']['median']:.2f}×. On this shared
 2-core machine the simulated hosts and the controller share the same cores with other users' work, which
 lengthens every task alike; that is why the sides alternate and the ratios are paired.
 """
