@@ -12,6 +12,7 @@ import functools
 import http.server
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -137,6 +138,70 @@ def run_playbook(name: str, plays: list, inventory: str | None = None, forks: in
         detail = failed[0]["msg"] if failed else f"exit status {status}"
         raise RuntimeError(f"playbook {name} failed (see {WORK}/{name}.log): {detail}")
     return tasks, wall
+
+
+def run_playbook_costed(name: str, plays: list, inventory: str, forks: int, host_pids: list,
+                        controller_marker: str) -> dict:
+    """``run_playbook`` on the hosts whose first processes are ``host_pids``, with what the run cost:
+    task timings, wall seconds, CPU seconds of the controller (ansible-playbook and the children it
+    reaped, plus the SSH masters that ControlPersist detached, found by ``controller_marker`` in their
+    command line) and of the hosts (every process of their PID namespaces)."""
+    before_children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before_masters, before_hosts = processes_cpu_seconds(controller_marker), hosts_cpu_seconds(host_pids)
+    tasks, wall = run_playbook(name, plays, inventory, forks)
+    after_children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    masters = processes_cpu_seconds(controller_marker)
+    children = (after_children.ru_utime + after_children.ru_stime) - (before_children.ru_utime + before_children.ru_stime)
+    # A master that exited during the run is lost; one that started during it counts from nothing.
+    masters_delta = sum(seconds - before_masters.get(pid, 0.0) for pid, seconds in masters.items())
+    return {"tasks": tasks, "wall": wall, "controller_cpu": children + masters_delta,
+            "hosts_cpu": hosts_cpu_seconds(host_pids) - before_hosts}
+
+
+def _stat_cpu_seconds(pid: int, with_reaped_children: bool) -> float:
+    """utime + stime (and with ``with_reaped_children`` cutime + cstime) of ``pid``, in seconds."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    # After the command: state is field 3 of proc(5), utime..cstime fields 14 to 17.
+    ticks = [int(value) for value in fields[11:15 if with_reaped_children else 13]]
+    return sum(ticks) / os.sysconf("SC_CLK_TCK")
+
+
+def _pids() -> list:
+    return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
+
+
+def processes_cpu_seconds(marker: str) -> dict:
+    """Own CPU seconds of each process whose command line holds ``marker``, by PID."""
+    found = {}
+    for pid in _pids():
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                if marker.encode() in handle.read():
+                    found[pid] = _stat_cpu_seconds(pid, with_reaped_children=False)
+        except OSError:
+            continue  # it ended while being read
+    return found
+
+
+def hosts_cpu_seconds(host_pids: list) -> float:
+    """CPU seconds used so far by every process of the PID namespaces of ``host_pids``.
+
+    Each process counts its own time and its reaped children's (cutime, cstime, which include
+    what those children had reaped in turn). A child that has ended and been reaped is no longer
+    in /proc, so its time is counted once, in its parent's; a living process's time is not yet in
+    any parent's, so it is counted once, as its own. The sum is every CPU tick the namespace's
+    processes ever used, as long as no process ends whose parent is outside the namespace (only the
+    host's first process has such a parent, and it lives as long as the host)."""
+    namespaces = {os.readlink(f"/proc/{pid}/ns/pid") for pid in host_pids}
+    total = 0.0
+    for pid in _pids():
+        try:
+            if os.readlink(f"/proc/{pid}/ns/pid") in namespaces:
+                total += _stat_cpu_seconds(pid, with_reaped_children=True)
+        except OSError:
+            continue  # it ended while being read; the scans run between playbooks, on idle hosts
+    return total
 
 
 def play(tasks: list, module_defaults: dict | None = None, hosts: str = "localhost") -> dict:

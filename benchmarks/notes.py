@@ -86,6 +86,25 @@ the child's CPU time; interpreter start-up and imports included). Between sample
 removed with `state: absent`, timed in process too. `benchmarks/route_reconcile.py` runs inside the
 namespace, started by `ip netns exec`.
 """,
+    "routed": """
+Issue 29's measure: the role `cnikit.cni.routed_network` run again on hosts it has converged, against
+`ansible.builtin.ping` tasks on the same hosts, as many as the role's run has tasks. The hosts are
+simulated SSH hosts as in the fleet case (`tests/utils/fleet.py`, named `cnit-rb-*` on the test bridge
+`cnit-rb-br0`, 10.199.2.0/24), all members of the group `cni_cluster`, the role's network a /18 of
+10.248.64.0 with its bridge `cnit-b-rbr0` and the plugins in `/usr/lib/cni`; the subnets file lives in
+the benchmark's work directory. A first run of the role provisions them (it must change something), a
+second, not measured, counts the role's tasks: every task that returned a result, on the controller
+or on a host: the argument validation, the include of `present.yml`, the membership `assert`, the
+allocation (`run_once`, one result), the `set_fact` and the four module tasks; the skipped include of
+`absent.yml` is not counted. Then each round runs three `ansible-playbook` processes, in an order
+rotated every round: the role (every task must report 0 changed on every host), the pings, and an
+empty play on the same hosts, which is ansible-playbook's own start-up (inventory, collection loading;
+no task, no connection). For each run: the sum of its tasks' times (from the timing callback: a task's
+time runs from its start to its last host's result), the whole run's wall time, the controller's CPU
+time (`getrusage(RUSAGE_CHILDREN)` around the run: ansible-playbook, its forks and the SSH clients it
+reaped, plus the SSH masters that ControlPersist detached) and the hosts' CPU time (utime, stime,
+cutime and cstime of every process in each host's PID namespace, before and after the run).
+""",
     "imports": """
 What importing each module costs on the managed node (Ansible runs every module in a new
 interpreter), and whether the import pulls in `pyroute2` or `jsonschema`, which should be imported
@@ -341,9 +360,67 @@ plan is dictionary look-ups by destination and metric), and the table dump grows
 """
 
 
+# The role's actions that do their work on the controller (no module sent to a host).
+CONTROLLER_ACTIONS = frozenset(
+    prefix + action for prefix in ("", "ansible.builtin.")
+    for action in ("validate_argument_spec", "include_tasks", "assert", "set_fact")) | {"cnikit.cni.cni_cluster_subnets"}
+
+
+def _duration(value: float) -> str:
+    return _ms(value) if value < 1 else f"{value:.2f} s"
+
+
+def routed_analysis(case: dict) -> str:
+    sides, per_task = case["sides"], case["per_task"]
+    ping_count, hosts = case["ping_count"], case["hosts"]
+    ping_each = sides["ping"]["task_seconds"]["median"] / ping_count
+    on_hosts = {name: stats for name, stats in per_task.items() if stats["action"] not in CONTROLLER_ACTIONS}
+    on_controller = {name: stats for name, stats in per_task.items() if name not in on_hosts}
+    hosts_time = sum(stats["median"] for stats in on_hosts.values())
+    controller_time = sum(stats["median"] for stats in on_controller.values())
+    slowest = max(on_hosts.items(), key=lambda item: item[1]["median"])
+
+    def cpu(side: str, where: str) -> float:
+        return sides[side][where]["median"]
+
+    empty_controller = cpu("empty", "controller_cpu")
+    module_cpu = cpu("role", "hosts_cpu") / (len(on_hosts) * hosts)
+    ping_cpu = cpu("ping", "hosts_cpu") / (ping_count * hosts)
+    ratio = case["ratio"]["median"]
+    verdict = (f"The target is met: {ratio:.2f}× in task time." if case["met"] else
+               f"The target is missed: {ratio:.2f}× in task time against ≤ {case['target']}.")
+    return f"""
+**Why.** {verdict} Of the role's {ping_count} tasks, {len(on_controller)} do their work on the controller
+(argument validation, include, assert, the allocation's action plugin, set_fact: {_duration(controller_time)}
+together, medians summed, {controller_time / len(on_controller) / ping_each:.2f}× a ping task each on average)
+and {len(on_hosts)} send a module to every host ({_duration(hosts_time)} together,
+{hosts_time / len(on_hosts) / ping_each:.2f}× a ping task each on average; a ping task on the {hosts} hosts takes
+{_duration(ping_each)}). The ratio therefore depends on the mix: the controller's tasks pull it down, the module
+tasks, each dearer than a ping, push it up; against as many module tasks alone the role would stand near
+{hosts_time / len(on_hosts) / ping_each:.2f}×. The slowest task is `{slowest[0].split(' : ', 1)[-1]}`
+({_duration(slowest[1]['median'])}). A converged module task costs more than a ping for what the fleet case
+shows: a larger payload and import (`ansible.module_utils.basic` and the module's `module_utils`, compiled on
+every run) and its reads (`cni_info` the conf dir, the cache and the cluster record, `cni_network` the
+schemas, `cni_cluster_member` the chains and sysctls, `cni_route` the routing table).
+
+**CPU.** Controller and hosts together, beyond the empty play, the role costs
+{case['ratio_cpu']['median']:.2f}× the pings. On the hosts, a module task's run costs {_duration(module_cpu)} of
+CPU against {_duration(ping_cpu)} for a ping's (medians of the runs' sums, divided by
+the module runs), and the role's controller tasks cost the hosts nothing, so the hosts spend
+{_duration(cpu('role', 'hosts_cpu'))} on the role against {_duration(cpu('ping', 'hosts_cpu'))} on the pings. The
+controller spends {_duration(cpu('role', 'controller_cpu') - empty_controller)} beyond the empty play on the role
+and {_duration(cpu('ping', 'controller_cpu') - empty_controller)} on the pings: the role's {ping_count} tasks, its
+variables templated per host and its modules' payloads, which carry their `module_utils`, against {ping_count} pings.
+A module task takes {hosts_time / len(on_hosts) / ping_each:.2f}× a ping task's time and
+{module_cpu / ping_cpu:.2f}× a ping's CPU on the hosts. The whole-run wall time beyond the empty play gives
+{case['ratio_wall_beyond_empty']['median']:.2f}×. On this shared 2-core machine the simulated hosts and the controller share the same cores with other users' work, which
+lengthens every task alike; that is why the sides alternate and the ratios are paired.
+"""
+
+
 ANALYSIS = {
     "engine": engine_analysis, "batch": batch_analysis, "converged": converged_analysis,
     "validation": validation_analysis, "install": install_analysis, "scaling": scaling_analysis,
     "imports": imports_analysis, "fleet": fleet_analysis, "attach40": attach40_analysis,
-    "routes": routes_analysis,
+    "routes": routes_analysis, "routed": routed_analysis,
 }

@@ -225,6 +225,33 @@ def routes_details(case: dict) -> list:
                     f"empty: {seconds(case['module_big']['median'])}."]
 
 
+def routed_details(case: dict) -> list:
+    sides = case["sides"]
+    labels = {"role": "the role, converged", "ping": f"{case['ping_count']} `ansible.builtin.ping` tasks",
+              "empty": "an empty play (ansible-playbook's start-up)"}
+
+    def cell(stats: dict) -> str:
+        return f"{seconds(stats['median'])} ({seconds(stats['min'])} to {seconds(stats['max'])})"
+
+    lines = ["| playbook run | task times (sum) | whole run | controller CPU | hosts' CPU |", "|---|---:|---:|---:|---:|"]
+    lines += [f"| {labels[side]} | " + " | ".join(cell(sides[side][key]) for key in
+                                                  ("task_seconds", "wall", "controller_cpu", "hosts_cpu")) + " |"
+              for side in sides]
+    lines += ["", f"Medians (min to max) of {case['rounds']} rounds on {case['hosts']} hosts, {case['hosts']} forks; "
+              f"each sample is one `ansible-playbook` run. Role / ping, side by side:", "",
+              f"- task times: {ratio_text(case['ratio'])}; target ≤ {case['target']}: {verdict(case)}",
+              f"- CPU, controller and hosts, beyond the empty play: {ratio_text(case['ratio_cpu'])}",
+              f"- whole run, beyond the empty play: {ratio_text(case['ratio_wall_beyond_empty'])}", "",
+              "The role's tasks in its converged runs (each one's time from its start to its last host's result; "
+              "`where` says where its work runs):", "",
+              "| task | action | where | median | min | max |", "|---|---|---|---:|---:|---:|"]
+    for name, stats in case["per_task"].items():
+        where = "controller" if stats["action"] in notes.CONTROLLER_ACTIONS else "each host"
+        lines.append(f"| {name.split(' : ', 1)[-1]} | `{stats['action']}` | {where} | {seconds(stats['median'])} | "
+                     f"{seconds(stats['min'])} | {seconds(stats['max'])} |")
+    return lines
+
+
 SUMMARIES = {
     "engine": ("1. Engine overhead", "engine / direct ≤ 1.10",
                lambda c: f"{c['ratio']['median']:.3f}× ({seconds(c['sides']['engine']['median'])} vs "
@@ -251,11 +278,15 @@ SUMMARIES = {
                lambda c: f"{seconds(c['reconcile_big']['median'])} for {c['sizes'][-1]:,} "
                          f"({seconds(c['module_big']['median'])} as a whole module process); "
                          f"{c['ratio']['median']:.2f}× per route from {c['sizes'][-2]:,} to {c['sizes'][-1]:,}"),
+    "routed": ("10. Routed network", "converged role ≤ 1.5× as many pings on the same hosts",
+               lambda c: f"{c['ratio']['median']:.2f}× in task time, {c['ratio_cpu']['median']:.2f}× in CPU "
+                         f"({c['ping_count']} tasks, {c['hosts']} hosts)"),
 }
 DETAILS = {
     "engine": engine_details, "batch": batch_details, "converged": converged_details,
     "validation": validation_details, "install": install_details, "scaling": scaling_details,
     "imports": imports_details, "fleet": fleet_details, "attach40": attach40_details, "routes": routes_details,
+    "routed": routed_details,
 }
 
 

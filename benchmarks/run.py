@@ -20,6 +20,7 @@ import os
 import platform
 import subprocess
 import time
+import typing
 import unittest.mock
 
 import harness
@@ -38,6 +39,7 @@ FULL = {
     "fleet_hosts": [1, 2, 4, 8], "fleet_forks": 5, "fleet_namespaces": 10, "fleet_rounds": 5,
     "attach40_size": 40, "attach40_rounds": 3,
     "routes_sizes": [10, 100, 1000], "routes_rounds": 9,
+    "routed_hosts": 4, "routed_rounds": 11,
 }
 QUICK = {
     "engine_rounds": 2, "engine_cycles_per_round": 5,
@@ -50,6 +52,7 @@ QUICK = {
     "fleet_hosts": [1, 2], "fleet_forks": 5, "fleet_namespaces": 3, "fleet_rounds": 1,
     "attach40_size": 10, "attach40_rounds": 1,
     "routes_sizes": [10, 100, 1000], "routes_rounds": 2,
+    "routed_hosts": 2, "routed_rounds": 2,
 }
 ATTACH_NETWORK = "cnit-b-net"
 ATTACH_PATHS = {"cni_path": CNI_PATH, "conf_dir": f"{WORK}/conf", "cache_dir": f"{WORK}/cache"}
@@ -445,30 +448,37 @@ def case_imports(params: dict) -> dict:
 
 # -- 7. a fleet over SSH ---------------------------------------------------------------------------
 
-FLEET_WORK = "/tmp/cnit-fb-fleet"
-FLEET_PREFIX = "cnit-fb-"
-FLEET_SUBNET = "10.199.1"  # the controller's test bridge; each host's own bridge uses 10.248.16.0/24
-FLEET_NETWORK = "cnit-b-fleet"
+class SimulatedFleet(typing.NamedTuple):
+    """Hosts of tests/utils/fleet.py for a case: <stem>-1 ... at <subnet>.11 ..., in ``group``."""
+    work: str
+    prefix: str
+    subnet: str  # the controller's test bridge
+    stem: str
+    group: str
 
 
-def fleet_inventory(count: int) -> str:
-    """An inventory of ``count`` hosts fb-1 ... reached over SSH as root, with the venv's Python."""
+FLEET_HOSTS = SimulatedFleet("/tmp/cnit-fb-fleet", "cnit-fb-", "10.199.1", "fb", "fleet")
+FLEET_NETWORK = "cnit-b-fleet"  # each host's own bridge uses 10.248.16.0/24
+
+
+def fleet_inventory(fleet: SimulatedFleet, count: int, group_vars: dict | None = None) -> str:
+    """An inventory of ``count`` hosts reached over SSH as root, with the venv's Python."""
     ssh_args = (f"-F /dev/null -o IdentitiesOnly=yes -o StrictHostKeyChecking=yes "
-                f"-o UserKnownHostsFile={FLEET_WORK}/known_hosts")
-    hosts = {f"fb-{n}": {"ansible_host": f"{FLEET_SUBNET}.{10 + n}"} for n in range(1, count + 1)}
-    inventory = {"fleet": {"hosts": hosts, "vars": {
-        "ansible_user": "root", "ansible_ssh_private_key_file": f"{FLEET_WORK}/id_ed25519",
-        "ansible_ssh_common_args": ssh_args, "ansible_control_path_dir": f"{FLEET_WORK}/cp",
-        "ansible_pipelining": True, "ansible_python_interpreter": PYTHON}}}
-    path = os.path.join(WORK, "fleet-inventory.yml")
+                f"-o UserKnownHostsFile={fleet.work}/known_hosts")
+    hosts = {f"{fleet.stem}-{n}": {"ansible_host": f"{fleet.subnet}.{10 + n}"} for n in range(1, count + 1)}
+    inventory = {fleet.group: {"hosts": hosts, "vars": dict(
+        group_vars or {}, ansible_user="root", ansible_ssh_private_key_file=f"{fleet.work}/id_ed25519",
+        ansible_ssh_common_args=ssh_args, ansible_control_path_dir=f"{fleet.work}/cp",
+        ansible_pipelining=True, ansible_python_interpreter=PYTHON)}}
+    path = os.path.join(WORK, f"{fleet.stem}-inventory.yml")
     with open(path, "w", encoding="utf-8") as out:
         json.dump(inventory, out)
     return path
 
 
-def fleet_args(count: int):
-    return argparse.Namespace(work=FLEET_WORK, prefix=FLEET_PREFIX, subnet=FLEET_SUBNET,
-                              hosts=[f"fb-{n}={10 + n}" for n in range(1, count + 1)])
+def fleet_args(fleet: SimulatedFleet, count: int):
+    return argparse.Namespace(work=fleet.work, prefix=fleet.prefix, subnet=fleet.subnet,
+                              hosts=[f"{fleet.stem}-{n}={10 + n}" for n in range(1, count + 1)])
 
 
 FLEET_DEFAULTS = {group: {"cni_path": ["/opt/cni/bin"]} for group in
@@ -512,8 +522,8 @@ def case_fleet(params: dict) -> dict:
     namespaces = [f"cnit-b-f{n}" for n in range(params["fleet_namespaces"])]
     plugins = conflist(FLEET_NETWORK, "cnit-b-br16", "10.248.16.0/24", "/var/lib/cni/networks")["plugins"]
     try:
-        built = harness.fleet.up(fleet_args(max(counts)))
-        inventory = fleet_inventory(max(counts))
+        built = harness.fleet.up(fleet_args(FLEET_HOSTS, max(counts)))
+        inventory = fleet_inventory(FLEET_HOSTS, max(counts))
         timings, _wall = harness.run_playbook("fleet-provision", [harness.play(
             fleet_provision(namespaces), FLEET_DEFAULTS, "fleet")], inventory, max(counts))
         expect_changed(timings, ["attach"], len(namespaces))
@@ -536,7 +546,7 @@ def case_fleet(params: dict) -> dict:
         growth = {task: {str(k): summary([timings[f"{k} hosts {task} r{r}"]["seconds"] for r in range(rounds)])
                          for k in counts} for task in ("ping", "cni_attach")}
     finally:
-        harness.fleet.down(fleet_args(max(counts)))
+        harness.fleet.down(fleet_args(FLEET_HOSTS, max(counts)))
     ratios = {scope: {task: paired_ratios(per_task[scope][task], per_task[scope]["ping"])
                       for task in FLEET_TASKS if task != "ping"} for scope in per_task}
     worst = max(r["median"] for r in ratios["one"].values())
@@ -647,12 +657,105 @@ def case_routes(params: dict) -> dict:
     }
 
 
+# -- 10. the routed network role against ping ---------------------------------------------------------
+
+ROUTED_HOSTS = SimulatedFleet("/tmp/cnit-rb-fleet", "cnit-rb-", "10.199.2", "rb", "cni_cluster")
+ROUTED_SIDES = ("role", "ping", "empty")
+
+
+def routed_vars() -> dict:
+    return {"cni_cluster_cidr": "10.248.64.0/18", "cni_cluster_cni_path": ["/usr/lib/cni"],
+            "cni_cluster_bridge": "cnit-b-rbr0", "cni_cluster_subnets_file": f"{WORK}/routed-subnets.yml"}
+
+
+def routed_plays(side: str, ping_count: int) -> list:
+    """The role, ``ping_count`` ping tasks, or nothing, on the members."""
+    body = {"role": {"roles": [{"role": "cnikit.cni.routed_network"}]},
+            "ping": {"tasks": [{"name": f"ping {n}", "ansible.builtin.ping": {}} for n in range(1, ping_count + 1)]},
+            "empty": {"tasks": []}}[side]
+    return [dict({"name": f"routed benchmark, {side}", "hosts": ROUTED_HOSTS.group, "gather_facts": False}, **body)]
+
+
+def role_tasks_run(tasks: dict) -> dict:
+    """The role's tasks that returned a result, with how many hosts changed on each (a skipped
+    task, the leave branch's include, returns none)."""
+    return {name: task["hosts_changed"] for name, task in tasks.items() if "results" in task}
+
+
+def converged_role_tasks(tasks: dict, run_name: str, expected: dict | None = None) -> dict:
+    """The tasks of a role run that must have changed nothing (and, given ``expected``, run the same tasks)."""
+    ran = role_tasks_run(tasks)
+    changed = {name: hosts for name, hosts in ran.items() if hosts}
+    if changed or (expected is not None and ran.keys() != expected.keys()):
+        raise RuntimeError(f"{run_name}: the converged role changed {changed} (hosts per task) or ran other "
+                           f"tasks than before: {sorted(ran)}")
+    return ran
+
+
+def case_routed(params: dict) -> dict:
+    """The role cnikit.cni.routed_network converged on simulated SSH hosts, against as many ping
+    tasks on the same hosts and an empty play (ansible-playbook's own start-up), interleaved."""
+    count, rounds = params["routed_hosts"], params["routed_rounds"]
+    try:
+        built = harness.fleet.up(fleet_args(ROUTED_HOSTS, count))
+        host_pids = [host["pid"] for host in harness.fleet.read_state(ROUTED_HOSTS.work)["hosts"]]
+        inventory = fleet_inventory(ROUTED_HOSTS, count, routed_vars())
+
+        def run_side(name: str, side: str, ping_count: int = 0) -> dict:
+            return harness.run_playbook_costed(name, routed_plays(side, ping_count), inventory, count, host_pids,
+                                               f"{ROUTED_HOSTS.work}/cp")
+
+        provisioned = role_tasks_run(run_side("routed-provision", "role")["tasks"])
+        if not any(provisioned.values()):
+            raise RuntimeError("the role's first run changed nothing: the hosts were not fresh")
+        # A first converged run, not measured, counts the tasks the pings stand against.
+        counted_run = run_side("routed-count", "role")["tasks"]
+        counted = converged_role_tasks(counted_run, "routed-count")
+        counted_actions = {name: counted_run[name]["action"] for name in counted}
+        ping_count = len(counted)
+        samples = {side: [] for side in ROUTED_SIDES}
+        per_task = {name: [] for name in counted}
+        for r in range(rounds):
+            shift = r % len(ROUTED_SIDES)  # rotated: no side always pays a cold start (an SSH master expired)
+            for side in ROUTED_SIDES[shift:] + ROUTED_SIDES[:shift]:
+                cost = run_side(f"routed-{side}-r{r}", side, ping_count)
+                if side == "role":
+                    converged_role_tasks(cost["tasks"], f"routed-role-r{r}", counted)
+                    for name in per_task:
+                        per_task[name].append(cost["tasks"][name]["seconds"])
+                cost["task_seconds"] = sum(t.get("seconds", 0.0) for t in cost["tasks"].values())
+                samples[side].append(cost)
+    finally:
+        harness.fleet.down(fleet_args(ROUTED_HOSTS, count))
+
+    def measure(side: str, key: str) -> list:
+        return [sample[key] for sample in samples[side]]
+
+    def cpu_beyond_empty(side: str) -> list:
+        return [s["controller_cpu"] + s["hosts_cpu"] - e["controller_cpu"] - e["hosts_cpu"]
+                for s, e in zip(samples[side], samples["empty"])]
+
+    ratio = paired_ratios(measure("role", "task_seconds"), measure("ping", "task_seconds"))
+    return {
+        "sides": {side: {key: summary(measure(side, key))
+                         for key in ("task_seconds", "wall", "controller_cpu", "hosts_cpu")} for side in ROUTED_SIDES},
+        "per_task": {name: dict(summary(values), action=counted_actions[name]) for name, values in per_task.items()},
+        "ratio": ratio, "ratio_cpu": paired_ratios(cpu_beyond_empty("role"), cpu_beyond_empty("ping")),
+        "ratio_wall_beyond_empty": paired_ratios(
+            [s - e for s, e in zip(measure("role", "wall"), measure("empty", "wall"))],
+            [s - e for s, e in zip(measure("ping", "wall"), measure("empty", "wall"))]),
+        "ping_count": ping_count, "hosts": count, "rounds": rounds, "build_seconds": built.get("seconds"),
+        "provision_changed": sorted(name for name, hosts in provisioned.items() if hosts),
+        "target": 1.5, "met": ratio["median"] <= 1.5,
+    }
+
+
 # -- the run ---------------------------------------------------------------------------------------
 
 CASES = {
     "engine": case_engine, "batch": case_batch, "converged": case_converged, "validation": case_validation,
     "install": case_install, "scaling": case_scaling, "imports": case_imports,
-    "fleet": case_fleet, "attach40": case_attach40, "routes": case_routes,
+    "fleet": case_fleet, "attach40": case_attach40, "routes": case_routes, "routed": case_routed,
 }
 
 

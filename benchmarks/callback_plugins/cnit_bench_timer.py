@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Benchmark helper, not part of the collection: records each task's wall time, from the
-task's start to its final result, and how many items changed, into the JSON file named by
+task's start to its final result, how many items changed and on how many hosts, into the JSON file named by
 CNIT_BENCH_TIMINGS."""
 
 from __future__ import annotations
@@ -42,14 +42,19 @@ class CallbackModule(CallbackBase):
         self._current = None
 
     def v2_playbook_on_task_start(self, task, is_conditional):
-        self._current = {"name": task.get_name(), "start": time.time()}
+        self._current = {"name": task.get_name(), "action": task.action, "start": time.time()}
         self._tasks.append(self._current)
 
     def _finish(self, result, failed: bool) -> None:
+        """Called once per host: the task's time runs to its last host's result, its changed
+        items are that host's; ``results`` and ``hosts_changed`` count over every host."""
         data = result._result  # pylint: disable=protected-access
-        self._current.update(end=time.time(), failed=failed, changed=bool(data.get("changed")),
-                             changed_items=_changed_items(data), msg=str(data.get("msg", ""))[:2000])
-        self._current["seconds"] = self._current["end"] - self._current["start"]
+        current = self._current
+        current.update(end=time.time(), failed=failed or current.get("failed", False),
+                       changed=bool(data.get("changed")), changed_items=_changed_items(data),
+                       msg=str(data.get("msg", ""))[:2000], results=current.get("results", 0) + 1,
+                       hosts_changed=current.get("hosts_changed", 0) + bool(data.get("changed")))
+        current["seconds"] = current["end"] - current["start"]
 
     def v2_runner_on_ok(self, result):
         self._finish(result, failed=False)
