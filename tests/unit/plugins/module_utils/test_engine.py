@@ -699,9 +699,11 @@ def test_status_before_1_1_0_runs_nothing(engine, fake):
 # -- timeouts through the engine ----------------------------------------------------------------
 
 def test_hung_plugin_times_out_and_the_add_is_rolled_back(tmp_path, fake):
-    engine = Engine([fake.directory], str(tmp_path / "cache"), timeout=0.5)
+    # 3 s: long enough for the other calls of the test double (a Python script) on a loaded
+    # machine, which took over 0.5 s there; the hung one sleeps 60.
+    engine = Engine([fake.directory], str(tmp_path / "cache"), timeout=3)
     fake.configure("noop2", ADD={"sleep": 60})
-    with pytest.raises(OperationError, match=r"plugin noop2 failed \(ADD\): timed out after 0.5s and was killed"):
+    with pytest.raises(OperationError, match=r"plugin noop2 failed \(ADD\): timed out after 3s and was killed"):
         engine.add(_net("noop", "noop2"), _attachment())
     assert _sequence(fake) == [("ADD", "noop"), ("ADD", "noop2"), ("DEL", "noop2"), ("DEL", "noop")]
     assert not _cache_file(engine).exists()
