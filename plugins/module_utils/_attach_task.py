@@ -14,7 +14,7 @@ import threading
 
 from . import _attach, _netns
 from ._argspec import ArgumentSpec
-from ._conflist import load_conf_dir, parse_network_list
+from ._conflist import load_conf_dir, parse_network, parse_network_list
 from ._defaults import DEFAULT_IFNAME
 from ._engine import Attachment, Engine
 from ._errors import CNIError, ConfigError
@@ -74,11 +74,13 @@ class NetworkSource:
 
 
 def inline_network(config, path: str):
+    """An inline ``config``: a conflist, or a single-plugin network (a ``.conf``), which libcni
+    loads as a one-plugin list (and caches as such)."""
     if isinstance(config, str):
-        return parse_network_list(config.encode(), source=path)
+        return parse_network(config.encode(), source=path)
     if isinstance(config, dict):
-        return parse_network_list(config, source=path)
-    raise ConfigError(path, "must be a conflist as a dict or a JSON string", config)
+        return parse_network(config, source=path)
+    raise ConfigError(path, "must be a conflist or a single-plugin network, as a dict or a JSON string", config)
 
 
 def build_desired(spec: dict, path: str, networks: NetworkSource, run_check: bool) -> _attach.Desired:

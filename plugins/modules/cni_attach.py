@@ -78,6 +78,8 @@ options:
   config:
     description:
       - A whole network configuration list (a dict, or a JSON string) to use instead of a file in O(conf_dir).
+      - A single-plugin network (a C(.conf), with a plugin C(type) and no C(plugins)) is attached as the one-plugin
+        list libcni loads it as, C(name) and C(cniVersion) the list's.
     type: raw
   netns:
     description:
