@@ -175,6 +175,8 @@ def run(host, params: dict, result: dict) -> None:
     for item, declared in zip(items, desired):
         for warning in item.get("warnings") or []:
             host.warn(f"{_attach.about(declared)}: {warning}")
+    for notice in _attach.notices_of(desired, outcomes):
+        host.warn(notice)
     result.update({"changed": bool(created) or any(i["changed"] for i in items), "created_netns": created})
     if host.diff:
         result["diff"] = diff_of(items)

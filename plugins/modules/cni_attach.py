@@ -41,6 +41,11 @@ description:
     sysctls before v1.3.0, the bridge plugin comparing a bridge MAC that moves as ports join, and before v1.3.0
     looking for a route without C(gw) as a route without a gateway) are tolerated and warned about once per
     attachment, not repaired.
+  - CHECK is not sent to a plugin whose IPAM is C(dhcp) when the installed C(dhcp) may be a release before v1.2.0
+    (its release recorded as older, or unrecorded and the binary older than v1.6.0), whose daemon starts another
+    lease for every CHECK and renews the forgotten one forever, until it runs out of file descriptors. The
+    interface and the address of its lease are verified in the namespace instead (the attachment is repaired when
+    they are missing), and the task warns once, naming the attachments.
   - Many attachments are converged in one task with O(attachments), several at a time.
 author:
   - cnikit maintainers (@cnikit)
