@@ -504,4 +504,3 @@ def _interface_or_none(address):
         return ipaddress.ip_interface(address)
     except ValueError:
         return None  # a damaged cache entry's: nothing to compare
-
