@@ -17,6 +17,7 @@ from ._argspec import ArgumentSpec
 from ._conflist import load_conf_dir, parse_network, parse_network_list
 from ._defaults import DEFAULT_IFNAME
 from ._engine import Attachment, Engine
+from ._exec import PluginExecutor
 from ._errors import CNIError, ConfigError
 from ._identifiers import cnitool_container_id, netns_name, netns_path, normalise_cni_args
 from ._planned import PLANNED_OPTION, planned_config
@@ -164,7 +165,10 @@ def run(host, params: dict, result: dict) -> None:
         host.require_libraries("pyroute2")
     if params["parallel"] < 1:
         host.fail(f"parallel: must be at least 1 (got {params['parallel']})")
-    engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
+    # With the module's run_command the executor asks Debian's package which release
+    # /usr/lib/cni is, which decides whether CHECK is withheld (a leaking dhcp daemon).
+    executor = PluginExecutor(params["cni_path"], params["timeout"], host.run_command)
+    engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"], executor=executor)
     networks = NetworkSource(params["conf_dir"], params[PLANNED_OPTION] if host.check_mode else None)
     specs = item_specs(params)
     desired = [build_desired(spec, prefix, networks, params["run_check"]) for prefix, spec in specs]

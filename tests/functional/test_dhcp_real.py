@@ -228,6 +228,7 @@ def test_reruns_of_cni_attach_never_grow_the_daemon(lab, make_netns, release, tm
     ours = f"netns {os.path.basename(netns)}, ifname eth0)"
     withheld = [w for w in map(str, again.get("warnings", [])) if "CHECK is not sent to bridge with dhcp" in w and ours in w]
     assert len(withheld) == (1 if release == "1.1.1" else 0), again.get("warnings")
+    assert all("the installed dhcp is v1.1.1)" in w for w in withheld), withheld
     if release == "1.1.1":
         subprocess.run(["ip", "-n", os.path.basename(netns), "addr", "flush", "dev", "eth0"], check=True)
         repaired = module_harness.run_module(cni_attach, capsys, **attach)
