@@ -24,7 +24,7 @@ from typing import Callable
 from . import _cache
 from ._attach_records import clear_finished_intent, interrupted, record_reported_defects
 from ._conflist import NetworkList
-from ._engine import Attachment, Engine, plugin_rules
+from ._engine import Attachment, Engine, NotInPlaceError, plugin_rules
 from ._errors import CNIError, ConfigError, OperationError
 from ._identifiers import AttachmentKey, canonical_netns, netns_name
 from ._result import convert, summarise
@@ -68,6 +68,9 @@ class Outcome:
     result: dict | None = None
     warnings: list = field(default_factory=list)
     previous_ips: list = field(default_factory=list)  # the addresses a repaired/replaced attachment had
+    # what is said of a standing condition many attachments share (a CHECK withheld on a plugin
+    # release), which the task says once, however many attachments it holds for
+    notices: list = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -120,26 +123,30 @@ def _same_args(cached: list, declared: list) -> bool:
 
 def _health(engine: Engine, network: NetworkList, desired: Desired, entry: _cache.CacheEntry,
             check_mode: bool) -> tuple:
-    """(healthy, warnings) of an attachment whose cache entry matches the declaration. Known
-    plugin defects that CHECK meets are reported once per attachment: the names of those
+    """(healthy, warnings, notices) of an attachment whose cache entry matches the declaration.
+    Known plugin defects that CHECK meets are reported once per attachment: the names of those
     reported are kept in our cache entry, by the first real run (check mode, which cannot
-    record them, leaves them to it, so they are not reported twice)."""
+    record them, leaves them to it, so they are not reported twice). A CHECK withheld for a
+    defect of the installed release is a notice, which the task gives once."""
     if not os.path.exists(desired.attachment.netns):
-        return False, [f"network namespace {desired.attachment.netns} is gone"]
+        return False, [f"network namespace {desired.attachment.netns} is gone"], []
     if desired.netns_created:  # CHECK may not look into it: none below 0.4.0, flannel's checks nothing
-        return False, [f"network namespace {desired.attachment.netns} was gone and has been created anew"]
+        return False, [f"network namespace {desired.attachment.netns} was gone and has been created anew"], []
     if not desired.run_check or network.disable_check or not engine.available(network, "CHECK"):
-        return True, []
+        return True, [], []
     try:
         report = engine.check(network, desired.attachment)
+    except NotInPlaceError as exc:
+        return False, [f"not in place (verified without CHECK, which is withheld here): {exc}"], []
     except CNIError as exc:
-        return False, [f"CHECK failed: {exc}"]
+        return False, [f"CHECK failed: {exc}"], []
+    notices = [f"{notice} (run_check: false silences this)" for notice in report.withheld.values()]
     new = {name: message for name, message in report.tolerated.items() if name not in entry.reported_defects}
     if new and entry.managed:
         if check_mode:
-            return True, []
+            return True, [], notices
         record_reported_defects(engine, desired.attachment, list(new))
-    return True, list(new.values())
+    return True, list(new.values()), notices
 
 
 def _converge_present(engine: Engine, desired: Desired, check_mode: bool) -> Outcome:
@@ -159,11 +166,11 @@ def _converge_present(engine: Engine, desired: Desired, check_mode: bool) -> Out
     elif not _matches(entry, network, desired.attachment):
         action = REPLACED
     else:
-        healthy, warnings = _health(engine, network, desired, entry, check_mode)
+        healthy, warnings, notices = _health(engine, network, desired, entry, check_mode)
         if healthy:
             if not check_mode and interrupted(engine, desired.attachment):
                 clear_finished_intent(engine, desired.attachment)
-            return Outcome(UNCHANGED, convert(entry.result, engine.version_of(network)), warnings)
+            return Outcome(UNCHANGED, convert(entry.result, engine.version_of(network)), warnings, notices=notices)
         action = REPAIRED
     previous_ips = summarise(entry.result)["ips"] if entry is not None and entry.result else []
     _refuse_what_add_would_refuse(network, desired, action)
@@ -229,10 +236,10 @@ def _verify_foreign(engine: Engine, network: NetworkList, desired: Desired, entr
     advice = "cnikit does not repair or replace it: detach it with state=absent, or with the runtime that made it, first"
     if not _matches(entry, network, desired.attachment):
         raise ForeignAttachmentError(f"{what} with another configuration, namespace or arguments; {advice}")
-    healthy, warnings = _health(engine, network, desired, entry, check_mode=True)
+    healthy, warnings, notices = _health(engine, network, desired, entry, check_mode=True)
     if not healthy:
         raise ForeignAttachmentError(f"{what} and is not healthy ({'; '.join(warnings)}); {advice}")
-    return Outcome(UNCHANGED, convert(entry.result, engine.version_of(network)), warnings)
+    return Outcome(UNCHANGED, convert(entry.result, engine.version_of(network)), warnings, notices=notices)
 
 
 def _add_keeping_addresses(engine: Engine, network: NetworkList, attachment: Attachment, previous_ips: list) -> dict:
@@ -322,6 +329,21 @@ def item_result(desired: Desired, outcome) -> dict:
     if item["address_changed"]:
         item["previous_ips"] = outcome.previous_ips
     return item
+
+
+def notices_of(desired: list, outcomes: list) -> list:
+    """Each notice the outcomes hold, once, with what it is about: every attachment it holds for
+    (the first few by name, then how many more)."""
+    holders = {}
+    for item, outcome in zip(desired, outcomes):
+        for notice in getattr(outcome, "notices", ()):
+            holders.setdefault(notice, []).append(about(item))
+    return [f"{notice} ({_some(names)})" for notice, names in holders.items()]
+
+
+def _some(names: list, shown: int = 3) -> str:
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return "; ".join(names[:shown]) + more
 
 
 def about(desired: Desired) -> str:

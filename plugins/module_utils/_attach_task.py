@@ -14,9 +14,10 @@ import threading
 
 from . import _attach, _netns
 from ._argspec import ArgumentSpec
-from ._conflist import load_conf_dir, parse_network_list
+from ._conflist import load_conf_dir, parse_network, parse_network_list
 from ._defaults import DEFAULT_IFNAME
 from ._engine import Attachment, Engine
+from ._exec import PluginExecutor
 from ._errors import CNIError, ConfigError
 from ._identifiers import check_plugin_type, cnitool_container_id, netns_name, netns_path, normalise_cni_args
 from ._planned import PLANNED_OPTION, planned_config
@@ -74,12 +75,14 @@ class NetworkSource:
 
 
 def inline_network(config, path: str):
+    """An inline ``config``: a conflist, or a single-plugin network (a ``.conf``), which libcni
+    loads as a one-plugin list (and caches as such)."""
     if isinstance(config, str):
-        network = parse_network_list(config.encode(), source=path)
+        network = parse_network(config.encode(), source=path)
     elif isinstance(config, dict):
-        network = parse_network_list(config, source=path)
+        network = parse_network(config, source=path)
     else:
-        raise ConfigError(path, "must be a conflist as a dict or a JSON string", config)
+        raise ConfigError(path, "must be a conflist or a single-plugin network, as a dict or a JSON string", config)
     _check_binary_names(network, path)
     return network
 
@@ -181,7 +184,10 @@ def run(host, params: dict, result: dict) -> None:
         host.require_libraries("pyroute2")
     if params["parallel"] < 1:
         host.fail(f"parallel: must be at least 1 (got {params['parallel']})")
-    engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
+    # With the module's run_command the executor asks Debian's package which release
+    # /usr/lib/cni is, which decides whether CHECK is withheld (a leaking dhcp daemon).
+    executor = PluginExecutor(params["cni_path"], params["timeout"], host.run_command)
+    engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"], executor=executor)
     networks = NetworkSource(params["conf_dir"], params[PLANNED_OPTION] if host.check_mode else None)
     specs = item_specs(params)
     desired = [build_desired(spec, prefix, networks, params["run_check"]) for prefix, spec in specs]
@@ -192,6 +198,8 @@ def run(host, params: dict, result: dict) -> None:
     for item, declared in zip(items, desired):
         for warning in item.get("warnings") or []:
             host.warn(f"{_attach.about(declared)}: {warning}")
+    for notice in _attach.notices_of(desired, outcomes):
+        host.warn(notice)
     result.update({"changed": bool(created) or any(i["changed"] for i in items), "created_netns": created})
     if host.diff:
         result["diff"] = diff_of(items)

@@ -219,7 +219,33 @@ def parse_network_list(data: bytes | str | dict, source: str | None = None, conf
                        source=source, cni_versions=versions, **flags)
 
 
-def parse_single_conf(data: bytes, source: str) -> NetworkList:
+def is_single_conf(conf) -> bool:
+    """Whether a network configuration is a deprecated single-plugin network (a ``.conf``): an
+    object naming a plugin ``type`` and no ``plugins`` (a list without ``plugins`` names no type:
+    libcni loads its plugins from drop-in files)."""
+    return isinstance(conf, dict) and "plugins" not in conf and "type" in conf
+
+
+def single_conf_as_list(conf: dict) -> dict:
+    """The one-plugin list libcni's ConfListFromConf makes of a single-plugin network, as a file
+    holds it: ``name`` and ``cniVersion`` (when set) become the list's, the plugin object keeps
+    every other key (``disableCheck`` too: libcni moves no other key). libcni also leaves those
+    two in the plugin object, and replaces them with the list's when it runs the plugin, so a
+    list without them in the plugin means the same."""
+    listed = {key: conf[key] for key in ("cniVersion", "name") if key in conf}
+    listed["plugins"] = [{key: value for key, value in conf.items() if key not in listed}]
+    return listed
+
+
+def parse_network(data: bytes | str | dict, source: str) -> NetworkList:
+    """A network given whole, as a list or, as libcni loads a ``.conf``, a single-plugin network."""
+    raw = data if isinstance(data, dict) else _decode(data, source)
+    if not is_single_conf(raw):
+        return parse_network_list(data, source)
+    return parse_single_conf(json.dumps(raw).encode() if isinstance(data, dict) else data, source)
+
+
+def parse_single_conf(data: bytes | str, source: str) -> NetworkList:
     """A deprecated single-plugin ``.conf``/``.json`` network, up-converted to a list as libcni does."""
     plugin = _check_plugin(_decode(data, source), source, f"{source}: type")
     name = plugin.get("name")

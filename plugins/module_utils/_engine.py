@@ -20,6 +20,7 @@ method) and the module that offers it; see docs/engine.md."""
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import json
 import threading
 from dataclasses import dataclass, field
@@ -30,8 +31,9 @@ from ._defaults import DEFAULT_IFNAME, DEFAULT_TIMEOUT
 from ._errors import CNIError, ConfigError, DeleteError, OperationError, PluginError
 from ._exec import Executor, PluginExecutor
 from ._identifiers import AttachmentKey, canonical_netns, check_container_id, check_ifname, check_network_name, cni_args_string
-from ._netns import interface_exists
-from ._result import ResultError, convert, family, supports
+from ._netns import interface_exists, interface_ipv4_address
+from ._plugin_rules._common import binary_releases
+from ._result import ResultError, convert, family, summarise, supports
 
 # The spec version that brought each verb: a list at an older version cannot run it.
 VERB_SINCE = {"ADD": "0.1.0", "DEL": "0.1.0", "CHECK": "0.4.0", "GC": "1.1.0", "STATUS": "1.1.0"}
@@ -55,13 +57,21 @@ class CheckNotAvailable(CNIError):
     """CHECK cannot run: the list's version predates it, or nothing is attached to check."""
 
 
+class NotInPlaceError(CNIError):
+    """An attachment whose CHECK is withheld is not in place: its interface, or the address its
+    ADD gave it, is missing from its namespace."""
+
+
 @dataclass
 class CheckReport:
     """What CHECK did: ``ran`` is False when ``disableCheck`` skipped it; ``tolerated`` maps
-    the name of each known plugin defect met to its message."""
+    the name of each known plugin defect met to its message; ``withheld`` the name of each
+    defect for which a plugin's CHECK was not sent (the attachment was verified without it) to
+    what it says."""
 
     ran: bool
     tolerated: dict = field(default_factory=dict)
+    withheld: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -305,8 +315,31 @@ class Engine:
                 raise CheckNotAvailable(f"nothing to CHECK: no cached result for {attachment.container_id}/"
                                         f"{attachment.ifname} on network {network.name}")
             for plugin in network.plugins:
+                withheld = self._withheld_check(plugin)
+                if withheld:
+                    if not report.withheld:
+                        verify_in_place(attachment, entry.result)
+                    report.withheld.update(withheld)
+                    continue
                 self._check_plugin(network, plugin, version, attachment, entry.result, report)
         return report
+
+    def _withheld_check(self, plugin: dict) -> dict:
+        """{defect name: what to say} of the defects for which this plugin's CHECK must not be
+        sent: a binary it runs (itself, its IPAM) may be a release that has one. A binary that
+        cannot be found or probed is not judged: CHECK then fails at it, naming it."""
+        withheld = {}
+        for binary, defect in plugin_rules().withheld_checks(plugin):
+            try:
+                releases = binary_releases(self.executor.release(binary), self.executor.supported_versions(binary))
+            except CNIError:
+                continue
+            if defect.may_affect(releases):
+                withheld[defect.name] = (
+                    f"CHECK is not sent to {plugin['type']} with {binary} here ({defect.explanation}; the installed "
+                    f"{binary} is {releases.label}): the interface and the address its ADD gave were verified "
+                    f"instead; plugins v{defect.fixed_in} and later can be CHECKed")
+        return withheld
 
     def _check_plugin(self, network: NetworkList, plugin: dict, version: str, attachment: Attachment,
                       prev_result: dict, report: CheckReport) -> None:
@@ -446,3 +479,28 @@ def _with_requested_ips(attachment: Attachment, requested_ips: list | None) -> A
     args = [pair for pair in attachment.cni_args if pair[0] not in ("IP", "IgnoreUnknown")]
     args += [["IgnoreUnknown", "1"], ["IP", ",".join(requested_ips)]]
     return dataclasses.replace(attachment, cni_args=args)
+
+
+def verify_in_place(attachment: Attachment, result: dict) -> None:
+    """What can be verified of an attachment without CHECK: its interface is in its namespace and
+    carries the IPv4 address its ADD gave it (the primary one: an IPAM that hands out one IPv4
+    address, as dhcp does, puts it first). NotInPlaceError when not."""
+    where = f"network namespace {attachment.netns}"
+    if not interface_exists(attachment.netns, attachment.ifname):
+        raise NotInPlaceError(f"interface {attachment.ifname} is missing from {where}")
+    expected = [address for address in map(_interface_or_none, summarise(result)["ips"])
+                if address is not None and address.version == 4]
+    if not expected:
+        return
+    actual = interface_ipv4_address(attachment.netns, attachment.ifname)
+    if actual not in expected:
+        raise NotInPlaceError(f"interface {attachment.ifname} in {where} does not carry "
+                              f"{', '.join(map(str, expected))}, the address its ADD gave it "
+                              f"(it has {actual or 'no IPv4 address'})")
+
+
+def _interface_or_none(address):
+    try:
+        return ipaddress.ip_interface(address)
+    except ValueError:
+        return None  # a damaged cache entry's: nothing to compare

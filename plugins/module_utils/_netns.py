@@ -122,38 +122,51 @@ def remove(name: str) -> bool:
     return True
 
 
-def interface_exists(netns: str, ifname: str) -> bool:
-    """Whether ``ifname`` exists in the namespace at path ``netns``; False when the path is no
-    namespace that can be entered (whatever then uses it reports that).
+def _probe_in(netns: str, probe, failed):
+    """``probe()`` run in the namespace at path ``netns``; ``failed`` when the path is no
+    namespace that can be entered, or the probe raises OSError.
 
-    A short-lived thread joins the namespace and asks the kernel for the name's index: a
-    thread's network namespace is its own, so the process stays where it is. This costs under a
-    millisecond, where pyroute2's NetNS forks a helper (about 90 ms per ADD)."""
+    A short-lived thread joins the namespace and runs the probe: a thread's network namespace is
+    its own, so the process stays where it is. This costs under a millisecond, where pyroute2's
+    NetNS forks a helper (about 90 ms per ADD)."""
     if not is_netns(netns):
-        return False
+        return failed
     answer = []
 
-    def probe() -> None:
+    def run() -> None:
         try:
             fd = os.open(netns, os.O_RDONLY | os.O_CLOEXEC)
             try:
                 _setns(fd, CLONE_NEWNET)
             finally:
                 os.close(fd)
-            answer.append(socket.if_nametoindex(ifname) > 0)
+            answer.append(probe())
         except OSError:
-            answer.append(False)  # not a namespace (EINVAL), gone, or no such interface (ENODEV)
+            answer.append(failed)  # not a namespace (EINVAL), gone, or no such interface (ENODEV)
 
-    thread = threading.Thread(target=probe, name="cnikit-netns-probe")
+    thread = threading.Thread(target=run, name="cnikit-netns-probe")
     thread.start()
     thread.join()
     return answer[0]
 
 
+def interface_exists(netns: str, ifname: str) -> bool:
+    """Whether ``ifname`` exists in the namespace at path ``netns``; False when the path is no
+    namespace that can be entered (whatever then uses it reports that)."""
+    return _probe_in(netns, lambda: socket.if_nametoindex(ifname) > 0, False)
+
+
+def interface_ipv4_address(netns: str, ifname: str):
+    """The primary IPv4 address of ``ifname`` in the namespace at path ``netns``, as
+    :func:`host_ipv4_address` gives it (None: no such interface, or no IPv4 address on it)."""
+    return _probe_in(netns, lambda: host_ipv4_address(ifname), None)
+
+
 def host_ipv4_address(ifname: str):
-    """The primary IPv4 address of a host interface, with its prefix (``ipaddress.IPv4Interface``);
-    None when the interface does not exist or has no IPv4 address. Two ioctls, no pyroute2: the
-    answer is wanted before every replace, and the primary address is the one plugins compare."""
+    """The primary IPv4 address of an interface of the caller's namespace (the host's, unless
+    the thread joined another), with its prefix (``ipaddress.IPv4Interface``); None when the
+    interface does not exist or has no IPv4 address. Two ioctls, no pyroute2: the answer is
+    wanted before every replace, and the primary address is the one plugins compare."""
     request = struct.pack("256s", ifname.encode()[:15])
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         try:

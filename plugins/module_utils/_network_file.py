@@ -19,8 +19,8 @@ import pwd
 import stat
 
 from ._conflist import (
-    CONFLIST_EXTENSIONS, ENVELOPE_OPTIONS, TOO_DEEP, dropin_files, go_json_problem, libcni_order, load_conf_dir,
-    render_conflist,
+    CONFLIST_EXTENSIONS, ENVELOPE_OPTIONS, TOO_DEEP, dropin_files, go_json_problem, is_single_conf, libcni_order,
+    load_conf_dir, render_conflist, single_conf_as_list,
 )
 from ._errors import CNIError, ConfigError
 from ._exec import Executor
@@ -49,9 +49,11 @@ def conflist_path(conf_dir: str, name: str, priority: int = DEFAULT_PRIORITY, fi
 
 
 def build_conflist(name: str, plugins: list | None = None, config=None, **envelope) -> tuple:
-    """The conflist a task declares, and the findings of parsing it: ``(conf, report)``.
+    """The conflist a task declares, the findings of parsing it, and whether ``config`` was a
+    single-plugin network: ``(conf, report, converted_from_conf)``.
 
-    ``config`` is a whole conflist (dict or JSON text); the envelope options given (not None)
+    ``config`` is a whole conflist (dict or JSON text), or a single-plugin network (a ``.conf``),
+    which becomes the one-plugin list libcni loads it as; the envelope options given (not None)
     override its keys. Without ``config``, ``plugins`` and the envelope options make the list."""
     check_network_name(name, "name")
     report = ValidationReport()
@@ -61,10 +63,7 @@ def build_conflist(name: str, plugins: list | None = None, config=None, **envelo
     elif isinstance(config, dict):
         conf = copy.deepcopy(config)
     elif isinstance(config, (str, bytes)):
-        conf, report = parse_conflist_text(config)
-        if conf is None:
-            error = report.errors[0]
-            raise ConfigError(f"config.{error.path}" if error.path else "config", error.message)
+        conf, report = _parse_config_text(config)
     else:
         raise ConfigError("config", "must be a conflist as a mapping or as JSON text", type(config).__name__)
     if not isinstance(conf, dict):
@@ -80,11 +79,28 @@ def build_conflist(name: str, plugins: list | None = None, config=None, **envelo
     if problem:
         raise ConfigError(f"config.{problem.path}" if config is not None else problem.path, problem.message,
                           problem.value)
+    converted = config is not None and is_single_conf(conf)
+    if converted:
+        conf = single_conf_as_list(conf)
     if conf.setdefault("name", name) != name:
         raise ConfigError("config.name", f"differs from the task's name {name!r}", conf["name"])
     for option, key in ENVELOPE_OPTIONS.items():
         if envelope.get(option) is not None:
             conf[key] = envelope[option]
+    return conf, report, converted
+
+
+def _parse_config_text(text: str | bytes) -> tuple:
+    """``config`` given as JSON text: ``(data, findings of parsing it)``. The findings of a
+    single-plugin network name their paths in the list it becomes (``plugins[0].sysctl``), so
+    that they are also judged by the plugin's rules (tuning refuses repeated sysctl keys)."""
+    conf, report = parse_conflist_text(text)
+    if conf is None:
+        error = report.errors[0]
+        raise ConfigError(f"config.{error.path}" if error.path else "config", error.message)
+    if is_single_conf(conf):
+        text = text.encode() if isinstance(text, str) else text
+        _as_plugin, report = parse_conflist_text(b'{"plugins": [' + text + b"]}")
     return conf, report
 
 

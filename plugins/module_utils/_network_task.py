@@ -65,7 +65,12 @@ def _text(data: bytes | None) -> str:
 
 def present(host, params, path: str, result: dict) -> None:
     envelope = {option: params[option] for option in ENVELOPE_OPTIONS}
-    conf, report = netfile.build_conflist(params["name"], params["plugins"], params["config"], **envelope)
+    conf, report, converted = netfile.build_conflist(params["name"], params["plugins"], params["config"], **envelope)
+    result["converted_from_conf"] = converted
+    if converted:
+        host.warn(f"network {params['name']}: config is a single-plugin network (a .conf): it is written as the "
+                  "one-plugin list libcni loads it as (name and cniVersion move to the list, the plugin keeps the "
+                  "rest); give config as a list with plugins to silence this")
     conf = coerce_scalars(conf)
     of_the_options = list(report.warnings)
     if params["validate"] != "none":
@@ -105,7 +110,9 @@ def _write(host, params, path: str, data: bytes, result: dict) -> None:
     result["changed"] = rewrite or retouched
     diffs = []
     if rewrite:
-        diffs.append({"before_header": path, "before": _text(existing), "after_header": path, "after": _text(data)})
+        after_header = f"{path} (converted from a single-plugin .conf)" if result["converted_from_conf"] else path
+        diffs.append({"before_header": path, "before": _text(existing), "after_header": after_header,
+                      "after": _text(data)})
     if "before" in attribute_diff:
         diffs.append(attribute_diff)
     if host.diff and diffs:

@@ -41,6 +41,11 @@ description:
     sysctls before v1.3.0, the bridge plugin comparing a bridge MAC that moves as ports join, and before v1.3.0
     looking for a route without C(gw) as a route without a gateway) are tolerated and warned about once per
     attachment, not repaired.
+  - CHECK is not sent to a plugin whose IPAM is C(dhcp) when the installed C(dhcp) may be a release before v1.2.0
+    (its release recorded as older, or unrecorded and the binary older than v1.6.0), whose daemon starts another
+    lease for every CHECK and renews the forgotten one forever, until it runs out of file descriptors. The
+    interface and the address of its lease are verified in the namespace instead (the attachment is repaired when
+    they are missing), and the task warns once, naming the attachments.
   - Many attachments are converged in one task with O(attachments), several at a time.
 author:
   - cnikit maintainers (@cnikit)
@@ -85,6 +90,8 @@ options:
       - Each plugin's C(type) and C(ipam.type) must be a file name (a letter or digit, then letters, digits, C(_),
         C(.), C(-)), as M(cnikit.cni.cni_network) requires; anything else is refused, naming its JSON path, before
         any plugin runs.
+      - A single-plugin network (a C(.conf), with a plugin C(type) and no C(plugins)) is attached as the one-plugin
+        list libcni loads it as, C(name) and C(cniVersion) the list's.
     type: raw
   netns:
     description:

@@ -87,6 +87,10 @@ options:
       - Strings spelling an integer, a number or a boolean are converted as in O(plugins).
       - Its C(name) must be O(name) or absent. The envelope options given here (O(cni_version),
         O(cni_versions), O(disable_check), O(disable_gc), O(load_only_inlined_plugins)) override its keys.
+      - A single-plugin network (a C(.conf) file's content, with a plugin C(type) and no C(plugins)) is written as the
+        one-plugin list libcni loads it as (libcni's C(ConfListFromConf)) and validated as that list; C(name) and
+        C(cniVersion) become the list's, the plugin keeps every other key. The task warns, returns
+        RV(converted_from_conf=true), and the diff's header says so.
     type: raw
   cni_version:
     description:
@@ -249,6 +253,12 @@ config:
     name: web
     plugins:
       - type: loopback
+converted_from_conf:
+  description: Whether O(config) was a single-plugin network (a C(.conf)), written as a one-plugin list.
+  returned: when O(state=present)
+  type: bool
+  sample: false
+  version_added: 1.1.0
 validation_errors:
   description:
     - Errors found by validation, each with C(path) (a JSON path such as C(plugins[0].ipam.ranges[0][0].subnet)),

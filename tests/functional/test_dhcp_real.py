@@ -168,11 +168,13 @@ def test_del_after_a_daemon_restart_succeeds(lab, make_netns):
     assert engine.cached_attachments()[0] == []
 
 
-def test_check_after_a_daemon_restart_takes_the_lease_again(lab, make_netns):
-    """The plugin's CHECK asks the daemon to allocate: a restarted daemon, which knows no lease
-    for the attachment, takes one again from inside the namespace (the server gives the same
-    address to the same client ID) and renews it from then on; so a re-run of cni_attach, which
-    CHECKs, resumes the renewal a restart stopped."""
+def test_check_after_a_daemon_restart_takes_the_lease_again(lab, make_netns, release):
+    """From v1.2.0 the plugin's CHECK asks the daemon to allocate, which a restarted daemon,
+    knowing no lease for the attachment, does from inside the namespace (the server gives the
+    same address to the same client ID), renewing it from then on; so a re-run of cni_attach,
+    which CHECKs, resumes the renewal a restart stopped. Before v1.2.0 CHECK is withheld (see
+    the next test): the engine verifies the attachment in its namespace instead, and the daemon
+    takes no lease."""
     server, daemon, engine = lab
     network = _bridge_network(server, daemon)
     attachment = Attachment(network.name, "cnit-e-c1", make_netns(), "eth0")
@@ -180,10 +182,59 @@ def test_check_after_a_daemon_restart_takes_the_lease_again(lab, make_netns):
     daemon.stop()
     daemon.start()
     before = daemon.log().count(f"{_client_id(network, attachment)}: lease acquired")
-    assert engine.check(network, attachment).ran
-    assert daemon.log().count(f"{_client_id(network, attachment)}: lease acquired") == before + 1
+    report = engine.check(network, attachment)
+    assert report.ran
+    taken = daemon.log().count(f"{_client_id(network, attachment)}: lease acquired") - before
+    if release == "1.1.1":
+        assert list(report.withheld) == ["dhcp-lease-per-check"] and taken == 0
+    else:
+        assert report.withheld == {} and taken == 1
     assert server.leases().get(address) is not None
     assert engine.delete(network, attachment) is True
+
+
+def _open_files(daemon: DhcpDaemon) -> int:
+    return len(os.listdir(f"/proc/{daemon.process.pid}/fd"))
+
+
+def test_reruns_of_cni_attach_never_grow_the_daemon(lab, make_netns, release, tmp_path, capsys):
+    """Issue 28: up to v1.1.1 the daemon answers every CHECK with another lease (another renewal
+    loop holding the namespace and a socket open) and never stops the one it forgets, even after
+    DEL, until it runs out of file descriptors. Re-runs of cni_attach must leave the daemon's
+    leases and open files as the ADD left them; with 1.1.1 the task says once that CHECK is
+    withheld, and still finds a missing address."""
+    import module_harness  # pylint: disable=import-outside-toplevel
+    from ansible_collections.cnikit.cni.plugins.modules import cni_attach  # pylint: disable=import-outside-toplevel
+
+    server, daemon, engine = lab
+    network = _bridge_network(server, daemon)
+    paths = {"cni_path": engine.executor.cni_path, "cache_dir": engine.cache_dir, "conf_dir": str(tmp_path / "net.d")}
+    netns = make_netns()
+    attach = {"config": network.raw, "netns": netns, "container_id": "cnit-e-c1", **paths}
+    added = module_harness.run_module(cni_attach, capsys, **attach)
+    assert added["action"] == "added", added
+    client = f"cnit-e-c1/{network.name}/eth0"
+    open_files = _open_files(daemon)
+    for _rerun in range(4):
+        again = module_harness.run_module(cni_attach, capsys, **attach)
+        assert again["action"] == "unchanged" and again["ips"] == added["ips"], again
+    # A leaked lease holds its namespace and socket for good; a CHECK of 1.9.1 wakes the lease's
+    # loop, whose renewal opens a socket for a moment.
+    time.sleep(1)
+    assert _wait(lambda: _open_files(daemon) <= open_files, 10), (open_files, _open_files(daemon), daemon.log())
+    assert daemon.log().count(f"{client}: acquiring lease") == 1, daemon.log()
+    # (Ansible keeps the warnings of earlier module runs of this process: those about this
+    # test's namespace are this test's.)
+    ours = f"netns {os.path.basename(netns)}, ifname eth0)"
+    withheld = [w for w in map(str, again.get("warnings", [])) if "CHECK is not sent to bridge with dhcp" in w and ours in w]
+    assert len(withheld) == (1 if release == "1.1.1" else 0), again.get("warnings")
+    assert all("the installed dhcp is v1.1.1)" in w for w in withheld), withheld
+    if release == "1.1.1":
+        subprocess.run(["ip", "-n", os.path.basename(netns), "addr", "flush", "dev", "eth0"], check=True)
+        repaired = module_harness.run_module(cni_attach, capsys, **attach)
+        assert repaired["action"] == "repaired", repaired
+    gone = module_harness.run_module(cni_attach, capsys, state="absent", **attach)
+    assert gone["action"] == "deleted", gone
 
 
 def test_gc_of_a_vanished_namespace_ends_the_lease_renewal(lab, make_netns):

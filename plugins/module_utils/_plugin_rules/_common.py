@@ -148,6 +148,13 @@ class Releases:
         return self.high is not None and self.high <= version_key(release)
 
 
+def binary_releases(release, spec_versions) -> Releases:
+    """The releases a binary may be: the ``release`` recorded for it (a cnikit manifest, the
+    distribution's package), else what the CNI versions it supports tell."""
+    return (Releases.exactly(release) if isinstance(release, str) else None) \
+        or Releases.from_spec_versions(spec_versions)
+
+
 # The first plugin release that accepts spec 1.1.0; binaries without it are older.
 SPEC_1_1_RELEASE = "1.6.0"
 UNRELEASED = "99.0.0"
@@ -212,20 +219,31 @@ def release_name(release: str) -> str:
 
 @dataclass(frozen=True)
 class KnownCheckDefect:
-    """A CHECK failure that is a defect of released plugins, not of the attachment: the engine
-    tolerates and reports a matching error of this plugin, never repairs it. Where the plugin
-    stops at the defect before checking the rest, ``refresh`` gives the prevResult to run CHECK
-    with again, so that the rest is still checked (None: the error stands). ``fixed_in``: the
-    first release without the defect (None while every release has it)."""
+    """A defect of released plugins' CHECK; ``fixed_in``: the first release without it (None
+    while every release has it). Two kinds:
+
+    - a CHECK failure that is the plugin's defect, not the attachment's (``message`` matches
+      it): the engine tolerates and reports a matching error of this plugin, never repairs it.
+      Where the plugin stops at the defect before checking the rest, ``refresh`` gives the
+      prevResult to run CHECK with again, so that the rest is still checked (None: the error
+      stands);
+    - ``withheld``: a CHECK that does harm even when it passes. The engine does not send CHECK
+      through a binary that may be a release before ``fixed_in`` (one whose release is unknown
+      and that does not speak spec 1.1.0 may be), and verifies the attachment without it."""
 
     name: str
-    message: re.Pattern
+    message: re.Pattern | None
     explanation: str
     refresh: object = None  # refresh(match, prevResult) -> prevResult or None
     fixed_in: str | None = None
+    withheld: bool = False
 
     def match(self, message: str):
-        return self.message.search(message)
+        return self.message.search(message) if self.message is not None else None
+
+    def may_affect(self, releases: Releases) -> bool:
+        """Whether a binary that may be these ``releases`` may have the defect."""
+        return self.fixed_in is None or not releases.at_least(self.fixed_in)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import socket
 import stat
 
 from .._schemas import DEFS
-from ._common import PluginRules, map_of
+from ._common import KnownCheckDefect, PluginRules, map_of
 
 # Where the daemon listens unless started with -socketpath (and the plugin asks unless the IPAM
 # section names daemonSocketPath): the path of the reference plugins' cni-dhcp.socket unit.
@@ -77,4 +77,15 @@ def check(plugin: dict, ctx) -> None:
                         "runs ('dhcp daemon', unit cni-dhcp.socket; docs/user-guide.md, 'A DHCP network')", path)
 
 
-RULES = PluginRules(SCHEMA, check, since={"request": "1.1.0", "provide": "1.1.0", "priority": "1.6.0"})
+# Up to v1.1.1 the daemon answers CHECK as it answers ADD: it acquires a new lease, with a renewal
+# loop of its own that holds the namespace open, and forgets the one it had, whose loop renews on,
+# even after DEL; v1.2.0 (containernetworking/plugins#792, "Update Allocate method to reuse lease if
+# present") wakes the existing lease instead.
+LEASE_PER_CHECK = KnownCheckDefect(
+    "dhcp-lease-per-check", None,
+    "the dhcp daemon before v1.2.0 starts another lease for every CHECK and keeps renewing the one it forgets, "
+    "even after DEL, until its file descriptors run out and every dhcp ADD on the host fails with 'too many "
+    "open files' (containernetworking/plugins#792)", fixed_in="1.2.0", withheld=True)
+
+RULES = PluginRules(SCHEMA, check, since={"request": "1.1.0", "provide": "1.1.0", "priority": "1.6.0"},
+                    check_defects=(LEASE_PER_CHECK,))

@@ -70,6 +70,18 @@ def check_defects(plugin_type: str) -> tuple:
     return rules.check_defects if rules is not None else ()
 
 
+def withheld_checks(plugin: dict) -> list:
+    """``(binary type, KnownCheckDefect)`` of the defects for which CHECK is withheld (see
+    ``KnownCheckDefect.withheld``) of a plugin object's binaries: its own and its IPAM's, which
+    the plugin runs during its CHECK."""
+    types = (plugin.get("type"), map_of(plugin.get("ipam")).get("type"))
+    found = []
+    for table, binary in zip((PLUGINS, IPAM), types):
+        rules = _rules(table, binary)
+        found += [(binary, d) for d in (rules.check_defects if rules is not None else ()) if d.withheld]
+    return found
+
+
 def honours_requested_ips(plugins: list) -> bool:
     """Whether an IPAM of these plugin objects hands out the addresses CNI_ARGS IP asks for."""
     for plugin in plugins:

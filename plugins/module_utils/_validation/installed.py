@@ -10,7 +10,7 @@ would run at supported by all of them, and the releases each binary may be."""
 from __future__ import annotations
 
 from .._errors import CNIError
-from .._plugin_rules._common import Releases, version_or_none
+from .._plugin_rules._common import binary_releases, version_or_none
 from .._result import select_version, version_key
 from .report import ValidationReport
 from .sections import plugin_types
@@ -34,8 +34,7 @@ def check_installed(conf: dict, installed_versions, installed_release, report: V
                 continue
             supported.append(versions)
             owners.append((path, name, versions))
-            releases[name] = (Releases.exactly(release) if isinstance(release, str) else None) \
-                or Releases.from_spec_versions(versions)
+            releases[name] = binary_releases(release, versions)
     version = list_version(conf, supported)
     if version and version_or_none(version) is not None:
         for path, name, versions in owners:

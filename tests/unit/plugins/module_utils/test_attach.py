@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from fake_executor import FakeExecutor
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _cache
+from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _cache, _engine
 from ansible_collections.cnikit.cni.plugins.module_utils._attach_records import interrupted
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
@@ -429,3 +429,30 @@ def test_the_first_attachment_of_each_network_is_added_before_the_others_of_that
         adds = {cid: (started, ended) for network, cid, started, ended in executor.adds if network == name}
         others_started = min(started for cid, (started, _ended) in adds.items() if cid != first)
         assert adds[first][1] <= others_started, f"{name}: another ADD started before {first}'s ended"
+
+
+def test_a_withheld_check_is_one_notice_for_the_task_however_many_attachments_it_holds_for(setup, monkeypatch):
+    """Issue 28: CHECK through 1.1.1's dhcp daemon is withheld; the task says so once, naming the
+    attachments it holds for, and an attachment the verification finds missing is repaired."""
+    plugins, engine, netns = setup
+    plugins.install("dhcp", VERSION={"supportedVersions": ["0.4.0", "1.0.0"]})
+    net = parse_network_list({"cniVersion": "1.0.0", "name": "net1", "plugins": [
+        {"type": "main", "ipam": {"type": "dhcp"}}]})
+    items = [_attach.Desired(lambda: net, Attachment("net1", f"c{n}", netns, "eth0")) for n in range(5)]
+    _attach.converge_all(engine, items)
+    monkeypatch.setattr(_engine, "verify_in_place", lambda attachment, result: None)
+    plugins.clear()
+
+    outcomes = _attach.converge_all(engine, items)
+
+    assert [o.action for o in outcomes] == ["unchanged"] * 5 and all(o.warnings == [] for o in outcomes)
+    assert [c for c in plugins.calls("CHECK")] == []
+    notices = _attach.notices_of(items, outcomes)
+    assert len(notices) == 1 and "CHECK is not sent to main with dhcp" in notices[0]
+    assert notices[0].endswith(f"({'; '.join(_attach.about(item) for item in items[:3])} and 2 more)")
+
+    def gone(attachment, _result):
+        raise _engine.NotInPlaceError(f"interface {attachment.ifname} is missing")
+    monkeypatch.setattr(_engine, "verify_in_place", gone)
+    repaired = _attach.converge(engine, items[0])
+    assert repaired.action == "repaired" and repaired.notices == []

@@ -18,11 +18,16 @@ from fake_executor import FakeExecutor
 from ansible_collections.cnikit.cni.plugins.module_utils import _cache
 from ansible_collections.cnikit.cni.plugins.module_utils._attach_records import clear_finished_intent, interrupted
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
-from ansible_collections.cnikit.cni.plugins.module_utils._engine import VERB_SINCE, Attachment, CheckNotAvailable, Engine
+from ansible_collections.cnikit.cni.plugins.module_utils import _engine
+from ansible_collections.cnikit.cni.plugins.module_utils._engine import (
+    VERB_SINCE, Attachment, CheckNotAvailable, Engine, NotInPlaceError)
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import (
     CNIError, ConfigError, DeleteError, OperationError, PluginError)
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import AttachmentKey
 from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules import bridge as bridge_rules
+from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules import dhcp as dhcp_rules
+from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules import registry
+from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules._common import binary_releases
 
 NETNS = "/var/run/netns/cnit-unit"
 
@@ -76,6 +81,10 @@ def _cache_file(engine, network="net", container_id="c1", ifname="eth0") -> Path
 
 def _sequence(fake):
     return [(c["verb"], c["plugin"]) for c in fake.calls()]
+
+
+def _checks(fake):
+    return [c["plugin"] for c in fake.calls("CHECK")]
 
 
 # -- versions -----------------------------------------------------------------------------------
@@ -485,6 +494,93 @@ def test_known_defect_text_from_another_plugin_is_an_error(engine, fake):
     fake.configure("noop", CHECK={"error": {"code": 999, "msg": "could not check ipv6 dnat"}})
     with pytest.raises(PluginError):
         engine.check(network, _attachment())
+
+
+def _dhcp_net(engine, fake, release, spec_versions=("0.4.0", "1.0.0")):
+    """A bridge network with dhcp IPAM and a chained plugin, ADDed; the dhcp binary reports
+    ``release`` (None: nothing says which release it is) and supports ``spec_versions``."""
+    fake.install("bridge", ADD={"result": _result("1.0.0")})
+    fake.install("dhcp", VERSION={"supportedVersions": list(spec_versions)})
+    engine.executor.release = {"dhcp": release}.get
+    network = parse_network_list({"cniVersion": "1.0.0", "name": "net", "plugins": [
+        {"type": "bridge", "ipam": {"type": "dhcp"}}, {"type": "noop"}]})
+    engine.add(network, _attachment())
+    fake.clear()
+    return network
+
+
+@pytest.mark.parametrize("release", ["1.1.1", "v1.0.0", None])
+def test_check_through_a_dhcp_daemon_that_leaks_a_lease_per_check_is_withheld(engine, fake, monkeypatch, release):
+    """Issue 28: up to v1.1.1 the dhcp daemon starts another lease for every CHECK and keeps the
+    one it forgets renewing, even after DEL, until its file descriptors run out. The plugin that
+    would run dhcp's CHECK is not sent CHECK; the attachment is verified in its namespace instead
+    (once); the plugins after it are CHECKed. A binary that does not say its release and does not
+    speak spec 1.1.0 (v1.6.0 on) may be such a release."""
+    network = _dhcp_net(engine, fake, release)
+    verified = []
+    monkeypatch.setattr(_engine, "verify_in_place", lambda attachment, result: verified.append(result["ips"]))
+
+    report = engine.check(network, _attachment())
+
+    assert _checks(fake) == ["noop"]
+    assert verified == [_result("1.0.0")["ips"]]
+    assert list(report.withheld) == ["dhcp-lease-per-check"] and report.tolerated == {}
+    assert "CHECK is not sent to bridge with dhcp" in report.withheld["dhcp-lease-per-check"]
+    assert "containernetworking/plugins#792" in report.withheld["dhcp-lease-per-check"]
+    assert "plugins v1.2.0 and later can be CHECKed" in report.withheld["dhcp-lease-per-check"]
+    label = "v" + release.lstrip("v") if release else "older than v1.6.0"
+    assert f"the installed dhcp is {label})" in report.withheld["dhcp-lease-per-check"]
+
+
+@pytest.mark.parametrize("release", ["1.2.0", "1.9.1"])
+def test_a_dhcp_daemon_without_the_leak_is_checked(engine, fake, release):
+    network = _dhcp_net(engine, fake, release)
+    report = engine.check(network, _attachment())
+    assert _checks(fake) == ["bridge", "noop"] and report.withheld == {}
+
+
+def test_a_dhcp_binary_of_unknown_release_that_speaks_1_1_0_is_checked(engine, fake):
+    network = _dhcp_net(engine, fake, None, spec_versions=("0.4.0", "1.0.0", "1.1.0"))
+    report = engine.check(network, _attachment())
+    assert _checks(fake) == ["bridge", "noop"] and report.withheld == {}
+
+
+def test_an_attachment_not_in_place_fails_the_check_that_is_withheld(engine, fake, monkeypatch):
+    network = _dhcp_net(engine, fake, "1.1.1")
+
+    def missing(attachment, _result):
+        raise NotInPlaceError(f"interface {attachment.ifname} is missing")
+    monkeypatch.setattr(_engine, "verify_in_place", missing)
+    with pytest.raises(NotInPlaceError, match="interface eth0 is missing"):
+        engine.check(network, _attachment())
+    assert _checks(fake) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="joins a network namespace (needs root)")
+def test_verify_in_place_reads_the_interface_and_its_address_in_the_namespace():
+    own = "/proc/self/ns/net"  # its lo carries 127.0.0.1/8
+    loopback = {"cniVersion": "1.0.0", "ips": [{"address": "127.0.0.1/8"}]}
+    _engine.verify_in_place(Attachment("net", "c1", own, "lo"), loopback)
+    with pytest.raises(NotInPlaceError, match=r"lo in network namespace /proc/self/ns/net does not carry "
+                                              r"127\.0\.0\.2/8, the address its ADD gave it \(it has 127\.0\.0\.1/8\)"):
+        _engine.verify_in_place(Attachment("net", "c1", own, "lo"), {"ips": [{"address": "127.0.0.2/8"}]})
+    with pytest.raises(NotInPlaceError, match="interface cnit-none is missing from network namespace"):
+        _engine.verify_in_place(Attachment("net", "c1", own, "cnit-none"), loopback)
+
+
+def test_dhcp_records_the_check_defect_fixed_in_1_2_0():
+    assert [(d.name, d.fixed_in, d.withheld) for _b, d in registry.withheld_checks(
+        {"type": "macvlan", "ipam": {"type": "dhcp"}})] == [("dhcp-lease-per-check", "1.2.0", True)]
+    assert registry.withheld_checks({"type": "macvlan", "ipam": {"type": "host-local"}}) == []
+    assert registry.withheld_checks({"type": "bridge"}) == []
+
+
+@pytest.mark.parametrize("release, versions, affected", [
+    ("1.1.1", ["1.0.0"], True), ("v1.1.1", ["1.0.0"], True), ("1.2.0", ["1.0.0"], False),
+    ("1.9.1", ["1.1.0"], False), (None, ["0.4.0", "1.0.0"], True), (None, ["1.0.0", "1.1.0"], False),
+])
+def test_which_binaries_may_have_the_dhcp_check_defect(release, versions, affected):
+    assert dhcp_rules.LEASE_PER_CHECK.may_affect(binary_releases(release, versions)) is affected
 
 
 # -- GC -----------------------------------------------------------------------------------------

@@ -44,28 +44,53 @@ def test_bad_placement(priority, filename, option):
 
 
 def test_build_from_plugins():
-    conf, report = netfile.build_conflist("web", LOOPBACK, disable_check=True, cni_versions=["1.0.0", "1.1.0"])
+    conf, report, converted = netfile.build_conflist("web", LOOPBACK, disable_check=True, cni_versions=["1.0.0", "1.1.0"])
     assert conf == {"cniVersion": "1.0.0", "name": "web", "plugins": LOOPBACK, "disableCheck": True,
                     "cniVersions": ["1.0.0", "1.1.0"]}
-    assert report.errors == []
+    assert report.errors == [] and not converted
 
 
 def test_build_from_text_keeps_duplicate_findings_and_overrides_envelope():
     text = '{"cniVersion": "0.4.0", "name": "web", "plugins": [{"type": "loopback", "type": "loopback"}]}'
-    conf, report = netfile.build_conflist("web", config=text, cni_version="1.0.0")
+    conf, report, _converted = netfile.build_conflist("web", config=text, cni_version="1.0.0")
     assert conf["cniVersion"] == "1.0.0"
     assert [f.path for f in report.warnings] == ["plugins[0].type"]
 
 
 def test_build_turns_yaml_keys_into_json_keys():
-    conf, _report = netfile.build_conflist("web", [{"type": "tuning", "sysctl": {1: "x"}}])
+    conf, _report, _converted = netfile.build_conflist("web", [{"type": "tuning", "sysctl": {1: "x"}}])
     assert conf["plugins"][0]["sysctl"] == {"1": "x"}
 
 
 def test_build_from_mapping_fills_the_name_and_does_not_modify_it():
     config = {"cniVersion": "1.0.0", "plugins": LOOPBACK}
-    conf, _report = netfile.build_conflist("web", config=config)
+    conf, _report, _converted = netfile.build_conflist("web", config=config)
     assert conf["name"] == "web" and "name" not in config
+
+
+def test_build_wraps_a_single_plugin_network_as_libcni_loads_it():
+    """libcni's ConfListFromConf: name and cniVersion become the list's, the plugin keeps every
+    other key (disableCheck too: libcni does not move it, so CHECK still runs)."""
+    single = {"cniVersion": "0.4.0", "name": "web", "type": "bridge", "disableCheck": True,
+              "ipam": {"type": "host-local", "subnet": "10.9.0.0/24"}}
+    for config in (single, json.dumps(single)):
+        conf, report, converted = netfile.build_conflist("web", config=config)
+        assert converted and report.errors == []
+        assert conf == {"cniVersion": "0.4.0", "name": "web", "plugins": [
+            {"type": "bridge", "disableCheck": True, "ipam": {"type": "host-local", "subnet": "10.9.0.0/24"}}]}
+    conf, _report, converted = netfile.build_conflist("web", config={"type": "loopback"}, cni_version="1.0.0")
+    assert converted and conf == {"name": "web", "cniVersion": "1.0.0", "plugins": [{"type": "loopback"}]}
+
+
+def test_a_single_plugin_network_given_as_text_is_judged_by_its_plugins_rules():
+    text = '{"cniVersion": "1.0.0", "name": "web", "type": "tuning", "sysctl": {"net.a": "1", "net.a": "2"}}'
+    _conf, report, converted = netfile.build_conflist("web", config=text)
+    assert converted and [f.path for f in report.errors] == ['plugins[0].sysctl["net.a"]']
+
+
+def test_a_list_without_plugins_is_not_taken_for_a_single_plugin_network():
+    conf, _report, converted = netfile.build_conflist("web", config={"cniVersion": "1.0.0", "name": "web"})
+    assert not converted and "plugins" not in conf
 
 
 @pytest.mark.parametrize("name, config, path", [

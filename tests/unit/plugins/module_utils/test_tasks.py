@@ -203,3 +203,20 @@ def test_the_module_gets_a_copy_of_the_spec_the_service_reads():
     assert kwargs["mutually_exclusive"] == [["network", "config"]]
     assert set(kwargs["argument_spec"]) == set(_attach_task.ARGUMENT_SPEC.options) | {
         "cni_path", "conf_dir", "cache_dir", "timeout"}
+
+
+@pytest.mark.parametrize("as_text", [False, True], ids=["mapping", "text"])
+def test_an_inline_single_plugin_conf_is_the_list_libcni_loads_it_as(as_text):
+    """cni_attach's inline config may be a .conf as runtimes keep them (issue 28): libcni attaches
+    it as a one-plugin list, caching that list's JSON (ConfListFromConf: sorted keys, compact)."""
+    single = {"cniVersion": "0.4.0", "name": "mynet", "type": "loopback"}
+    given = params(_attach_task.ARGUMENT_SPEC, config=json.dumps(single) if as_text else single,
+                   netns="/proc/self/ns/net")
+    (prefix, spec), = _attach_task.item_specs(given)
+
+    desired = _attach_task.build_desired(spec, prefix, _attach_task.NetworkSource("/nonexistent"), True)
+    network = desired.load_network()
+
+    assert desired.network_name == "mynet" and network.cni_version == "0.4.0" and network.plugins == [single]
+    assert network.raw_bytes == (b'{"cniVersion":"0.4.0","name":"mynet","plugins":[{"cniVersion":"0.4.0",'
+                                 b'"name":"mynet","type":"loopback"}]}')

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import PluginNotFoundError
+from ansible_collections.cnikit.cni.plugins.module_utils._network_file import build_conflist
 from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules._common import json_path
 from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules.registry import IPAM_SCHEMAS, PLUGIN_SCHEMAS
 from ansible_collections.cnikit.cni.plugins.module_utils._validate import (
@@ -516,6 +517,19 @@ def test_runtime_config_written_in_a_file_is_a_warning_saying_what_libcni_does(p
 def test_corpus_valid(path):
     data, report = validate_text(path.read_bytes())
     assert data is not None
+    assert [str(f) for f in report.errors] == []
+
+
+@pytest.mark.parametrize("path", sorted((FIXTURES / "valid").glob("*.conf")), ids=lambda p: p.name)
+def test_corpus_valid_single_plugin_conf_given_as_config(path):
+    """Operators migrating /etc/cni/net.d pass its .conf files to cni_network as they are: libcni
+    loads each as a one-plugin list (ConfListFromConf), and so does cni_network."""
+    single = json.loads(path.read_text())
+    conf, report, converted = build_conflist(single["name"], config=path.read_text())
+    assert converted
+    assert conf["name"] == single["name"] and conf["cniVersion"] == single["cniVersion"]
+    assert conf["plugins"] == [{k: v for k, v in single.items() if k not in ("name", "cniVersion")}]
+    validate_network_list(conf, report=report)
     assert [str(f) for f in report.errors] == []
 
 

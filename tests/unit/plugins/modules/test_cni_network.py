@@ -127,3 +127,30 @@ def test_a_missing_plugin_fails_a_real_run(tmp_path, capsys):
                  conf_dir=str(tmp_path / "d"), cni_path=[str(tmp_path / "bin")])
     assert result["failed"] and 'failed to find plugin "bridge"' in result["msg"]
     assert not (tmp_path / "d").exists()
+
+
+HARD_WAY_BRIDGE = {"cniVersion": "1.0.0", "name": "bridge", "type": "bridge", "bridge": "cnit-v-u1",
+                   "isGateway": True, "ipMasq": True,
+                   "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.200.0.0/24"}]],
+                            "routes": [{"dst": "0.0.0.0/0"}]}}
+
+
+@pytest.mark.parametrize("as_text", [False, True], ids=["mapping", "text"])
+def test_a_single_plugin_conf_is_written_as_the_list_libcni_loads_it_as(tmp_path, capsys, as_text):
+    """Kubernetes The Hard Way's 10-bridge.conf given as it is (issue 28): written as a one-plugin
+    conflist, and the result, the warnings and the diff say so; a re-run is unchanged."""
+    config = json.dumps(HARD_WAY_BRIDGE) if as_text else HARD_WAY_BRIDGE
+    first = run(capsys, diff=True, name="bridge", config=config, conf_dir=str(tmp_path))
+    assert first["changed"] and first["converted_from_conf"] and not first.get("failed"), first
+    plugin = {k: v for k, v in HARD_WAY_BRIDGE.items() if k not in ("name", "cniVersion")}
+    assert json.loads((tmp_path / "10-bridge.conflist").read_text()) == {
+        "cniVersion": "1.0.0", "name": "bridge", "plugins": [plugin]}
+    assert "converted from a single-plugin .conf" in first["diff"]["after_header"]
+    assert "config is a single-plugin network (a .conf)" in str(first["warnings"])
+    again = run(capsys, name="bridge", config=config, conf_dir=str(tmp_path))
+    assert not again["changed"] and again["converted_from_conf"]
+
+
+def test_a_list_is_not_reported_as_converted(tmp_path, capsys):
+    result = run(capsys, name="web", plugins=PLUGINS, conf_dir=str(tmp_path))
+    assert result["converted_from_conf"] is False
