@@ -14,6 +14,9 @@ import hashlib
 import http.server
 import json
 import os
+import resource
+import stat
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -446,3 +449,75 @@ def test_an_ordinary_file_given_as_netns_is_refused_before_add(host, tmp_path):
     assert result.get("failed") and result["msg"].startswith("netns: "), result
     assert "network namespace" in result["msg"]
     assert not list(Path(host.cache_dir, _cache.RESULTS_SUBDIR).glob("*")) if Path(host.cache_dir).exists() else True
+
+
+# -- issue 28: conf dir files that are not files --------------------------------------------------
+
+OK_CONFLIST = '{"cniVersion": "1.0.0", "name": "cnit-r-ok", "plugins": [{"type": "loopback"}]}'
+
+
+@pytest.fixture
+def odd_conf_dir(tmp_path):
+    """A conf dir holding a FIFO no one writes to, a conflist linked to /dev/zero, one over the
+    size cap, and one good network."""
+    conf_dir = tmp_path / "net.d"
+    conf_dir.mkdir()
+    os.mkfifo(conf_dir / "10-fifo.conflist")
+    (conf_dir / "20-zero.conflist").symlink_to("/dev/zero")
+    (conf_dir / "30-big.conflist").write_text('{"pad": "' + "x" * (1 << 20) + '"}')
+    (conf_dir / "40-ok.conflist").write_text(OK_CONFLIST)
+    return conf_dir
+
+
+ODD_FILES = {"10-fifo.conflist": "a FIFO", "20-zero.conflist": "a character device", "30-big.conflist": "larger than"}
+
+
+def _run_bounded(module: str, args: dict, workdir: str) -> dict:
+    """A module run that must neither hang nor flood memory: killed after 60 s, with 2 GiB of
+    address space (reading /dev/zero whole would take it all)."""
+    def limit_memory():
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    done = subprocess.run(modules.command(module, args, workdir), capture_output=True, text=True,
+                          env=modules._env(), timeout=60, preexec_fn=limit_memory, check=False)  # pylint: disable=protected-access
+    assert done.stdout, f"{module} died (rc {done.returncode}): {done.stderr[-2000:]}"
+    return json.loads(done.stdout)
+
+
+def test_cni_info_reports_fifo_device_and_oversized_conf_files_as_unloadable(tmp_path, odd_conf_dir):
+    needs_root()
+    result = _run_bounded("cni_info", {"conf_dir": str(odd_conf_dir), "cache_dir": str(tmp_path / "cache"),
+                                       "cni_path": [REAL_PLUGINS]}, str(tmp_path / "m"))
+    assert not result.get("failed"), result
+    facts = {os.path.basename(f["file"]): f for f in result["networks"]}
+    assert facts["40-ok.conflist"]["valid"] is True, facts
+    for name, kind in ODD_FILES.items():
+        assert facts[name]["valid"] is False and kind in facts[name]["errors"][0]["message"], facts[name]
+
+
+def test_cni_network_warns_of_unloadable_conf_files_and_writes_its_own(tmp_path, odd_conf_dir):
+    """Its file sorts before theirs: libcni reaches it, so they are warnings, not errors."""
+    needs_root()
+    result = _run_bounded("cni_network", {"name": "cnit-r-new", "conf_dir": str(odd_conf_dir), "priority": 5,
+                                          "plugins": [{"type": "loopback"}], "cni_path": [REAL_PLUGINS]},
+                          str(tmp_path / "m"))
+    assert not result.get("failed") and result["changed"], result
+    warnings = " ".join(_warnings(result))
+    for name, kind in ODD_FILES.items():
+        assert name in warnings and kind in warnings, warnings
+
+
+@pytest.mark.parametrize("target", ["fifo", "zero"])
+def test_cni_network_fails_naming_a_fifo_or_device_at_its_own_path(tmp_path, target):
+    needs_root()
+    conf_dir = tmp_path / "net.d"
+    conf_dir.mkdir()
+    path = conf_dir / "10-cnit-r-odd.conflist"
+    if target == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    result = _run_bounded("cni_network", {"name": "cnit-r-odd", "conf_dir": str(conf_dir), "validate": "none",
+                                          "plugins": [{"type": "loopback"}]}, str(tmp_path / "m"))
+    assert result.get("failed") and str(path) in result["msg"] and "not a regular file" in result["msg"], result
+    assert path.is_symlink() or stat.S_ISFIFO(path.lstat().st_mode), "the file was replaced"
