@@ -18,6 +18,7 @@ import math
 import os
 import re
 import tempfile
+import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
@@ -40,6 +41,10 @@ class Limits:
     member: int = 256 << 20
     total: int = 1 << 30
     checksum_file: int = 64 << 10
+    # Seconds one download (connecting, the headers, every byte) may take: the module's
+    # ``timeout``. A per-read timeout alone let a server sending a byte every 2 s hold a
+    # ``timeout: 5`` install for minutes.
+    seconds: float = math.inf
 
 
 def mask_url(url: str) -> str:
@@ -119,7 +124,7 @@ def expected_digest(fetch, checksum: Checksum, filename: str, limits: Limits) ->
     if checksum.hexdigest:
         return checksum.hexdigest
     parts = []
-    fetch_capped(fetch, checksum.url, limits.checksum_file, parts.append)
+    fetch_capped(fetch, checksum.url, limits.checksum_file, parts.append, limits.seconds)
     return parse_checksum_file(b"".join(parts), filename, checksum.algorithm, mask_url(checksum.url))
 
 
@@ -131,26 +136,38 @@ def verify_digest(actual: dict, algorithm: str, expected: str, what: str) -> Non
 
 # --- reading with a cap --------------------------------------------------------------------
 
-def read_capped(readable, limit: float, sink, what: str) -> None:
-    """Copy ``readable`` into ``sink`` (a callable taking chunks), failing past ``limit`` bytes."""
+def read_capped(readable, limit: float, sink, what: str, deadline: float = math.inf) -> None:
+    """Copy ``readable`` into ``sink`` (a callable taking chunks), failing past ``limit`` bytes,
+    or once ``time.monotonic()`` passes ``deadline``. ``read1`` where the readable has it (an
+    HTTP response does) returns whatever has arrived, so a trickle is seen as it trickles: a
+    plain ``read`` waits for a whole chunk, however long it takes to come."""
+    read = getattr(readable, "read1", readable.read)
     seen = 0
     while True:
-        chunk = readable.read(CHUNK)
+        chunk = read(CHUNK)
         if not chunk:
             return
         seen += len(chunk)
         if seen > limit:
             raise ReleaseError(f"{what} is larger than the limit of {limit} bytes")
+        if time.monotonic() > deadline:
+            raise ReleaseError(f"{seen} bytes had arrived when the time ran out")
         sink(chunk)
 
 
-def fetch_capped(fetch, url: str, limit: float, sink) -> None:
-    """The one way anything is downloaded: ``fetch(url)`` read into ``sink`` up to ``limit``."""
+def fetch_capped(fetch, url: str, limit: float, sink, seconds: float = math.inf) -> None:
+    """The one way anything is downloaded: ``fetch(url)`` read into ``sink`` up to ``limit``
+    bytes, all of it within ``seconds``."""
+    deadline = time.monotonic() + seconds
     try:
         with contextlib.closing(fetch(url)) as response:
-            read_capped(response, limit, sink, mask_url(url))
+            read_capped(response, limit, sink, mask_url(url), deadline)
     except (OSError, http.client.HTTPException) as exc:
         raise ReleaseError(f"download of {mask_url(url)} failed: {exc}") from exc
+    except ReleaseError as exc:
+        if time.monotonic() > deadline:
+            raise ReleaseError(f"download of {mask_url(url)} took longer than timeout ({seconds:g} s): {exc}") from exc
+        raise
 
 
 class _Hashers:
@@ -180,7 +197,7 @@ def download(fetch, url: str, directory: str, limits: Limits = Limits()) -> tupl
     hashers = _Hashers()
     fd, path = tempfile.mkstemp(prefix="cni-plugins-", suffix=".tgz", dir=directory)
     with os.fdopen(fd, "wb") as handle:
-        fetch_capped(fetch, url, limits.download, _hashing_sink(handle, hashers))
+        fetch_capped(fetch, url, limits.download, _hashing_sink(handle, hashers), limits.seconds)
     return path, hashers.hexdigests()
 
 

@@ -70,7 +70,8 @@ def run(host, params: dict, result: dict) -> None:
     if not dest:
         host.fail("dest: no directory to install into: dest is not set and cni_path is empty")
     options = Options.from_params(params, dest, platform.machine())
-    installed = ensure(options, lambda url: host.fetch(url, params["timeout"]), host.tmpdir, host.check_mode)
+    installed = ensure(options, lambda url: host.fetch(url, params["timeout"]), host.tmpdir, host.check_mode,
+                       Limits(seconds=params["timeout"]))
     if not host.diff:
         installed.pop("diff")
     for warning in installed.pop("warnings"):

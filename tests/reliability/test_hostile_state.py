@@ -19,6 +19,7 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import modules
@@ -521,3 +522,42 @@ def test_cni_network_fails_naming_a_fifo_or_device_at_its_own_path(tmp_path, tar
                                           "plugins": [{"type": "loopback"}]}, str(tmp_path / "m"))
     assert result.get("failed") and str(path) in result["msg"] and "not a regular file" in result["msg"], result
     assert path.is_symlink() or stat.S_ISFIFO(path.lstat().st_mode), "the file was replaced"
+
+
+# -- issue 28: a download's overall deadline ------------------------------------------------------
+
+class _Trickler(http.server.BaseHTTPRequestHandler):
+    """Announces 200 bytes and sends one every half second: each read gets a byte well within
+    any per-read timeout, and the whole would take 100 s."""
+
+    def do_GET(self):  # noqa: N802  pylint: disable=invalid-name
+        self.send_response(200)
+        self.send_header("Content-Length", "200")
+        self.end_headers()
+        with contextlib.suppress(OSError):
+            for _byte in range(200):
+                self.wfile.write(b"x")
+                self.wfile.flush()
+                time.sleep(0.5)
+
+    def log_message(self, format, *args):  # pylint: disable=redefined-builtin
+        pass
+
+
+def test_timeout_bounds_the_whole_download_of_a_trickling_mirror(tmp_path):
+    needs_root()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Trickler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/cni-plugins-linux-amd64-v1.1.1.tgz"
+    started = time.monotonic()
+    try:
+        result = _run_bounded("cni_plugin_install", {"url": url, "version": "1.1.1", "checksum": "sha256:" + "0" * 64,
+                                                     "dest": str(tmp_path / "bin"), "timeout": 3}, str(tmp_path / "m"))
+    finally:
+        server.shutdown()
+        server.server_close()
+    elapsed = time.monotonic() - started
+    assert result.get("failed") and "took longer than timeout (3 s)" in result["msg"], result
+    assert elapsed < 15, f"the install took {elapsed:.0f} s with timeout 3"
+    assert not (tmp_path / "bin").exists()
