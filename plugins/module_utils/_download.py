@@ -93,16 +93,44 @@ def _valid_hex(value: str, algorithm: str, path: str) -> str:
     return value.lower()
 
 
-def cleartext_warning(url: str, checksum: Checksum) -> str | None:
+def _is_cleartext(url: str | None) -> bool:
+    return urlsplit(url or "").scheme.lower() == "http"
+
+
+class RedirectRecorder:
+    """A ``fetch`` that remembers where each response finally came from (its ``geturl()``), so
+    that an https URL a mirror redirects to plain http is known to have travelled in cleartext."""
+
+    def __init__(self, fetch):
+        self._fetch = fetch
+        self.arrived_from = {}
+
+    def __call__(self, url: str):
+        response = self._fetch(url)
+        final = response.geturl() if hasattr(response, "geturl") else url
+        if final and final != url:
+            self.arrived_from[url] = final
+        return response
+
+
+def cleartext_warning(url: str, checksum: Checksum, arrived_from: dict | None = None) -> str | None:
     """The warning a download deserves when anyone on the network path could swap what it
-    installs: plain HTTP for the tarball or its checksum file, without a pinned digest (the
+    installs: plain HTTP for the tarball or its checksum file, asked for or reached by a redirect
+    (``arrived_from``: asked URL -> the URL the response came from), without a pinned digest (the
     served checksum then only proves that the same server sent both)."""
     if checksum.hexdigest:
         return None
-    cleartext = [u for u in (url, checksum.url) if urlsplit(u or "").scheme.lower() == "http"]
+    arrived_from = arrived_from or {}
+    cleartext = []
+    for asked in (u for u in (url, checksum.url) if u):
+        final = arrived_from.get(asked, asked)
+        if _is_cleartext(asked):
+            cleartext.append(mask_url(asked))
+        elif _is_cleartext(final):
+            cleartext.append(f"{mask_url(asked)} (redirected to {mask_url(final)})")
     if not cleartext:
         return None
-    return (f"{', '.join(mask_url(u) for u in cleartext)} travel(s) in cleartext and no checksum is pinned: anyone on "
+    return (f"{', '.join(cleartext)} travel(s) in cleartext and no checksum is pinned: anyone on "
             "the network path can replace the binaries this installs, and their checksum with them. Use https, or "
             "pin checksum: sha256:<digest> from a source you trust")
 

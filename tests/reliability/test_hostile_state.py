@@ -15,6 +15,7 @@ import http.server
 import json
 import os
 import resource
+import ssl
 import stat
 import subprocess
 import sys
@@ -561,3 +562,43 @@ def test_timeout_bounds_the_whole_download_of_a_trickling_mirror(tmp_path):
     assert result.get("failed") and "took longer than timeout (3 s)" in result["msg"], result
     assert elapsed < 15, f"the install took {elapsed:.0f} s with timeout 3"
     assert not (tmp_path / "bin").exists()
+
+
+# -- issue 28: an https mirror redirecting to http ------------------------------------------------
+
+@contextlib.contextmanager
+def _tls_redirector(tmp_path, redirect_to: str):
+    """An https server on 127.0.0.1 (a self-signed certificate) answering every GET with a 302
+    to the same path at ``redirect_to``."""
+    cert, key = str(tmp_path / "cert.pem"), str(tmp_path / "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-days", "1",
+                    "-keyout", key, "-out", cert], check=True, capture_output=True)
+    handler = type("Handler", (_Recorder,), {"seen": [], "redirect_to": redirect_to})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"https://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("pinned", [False, True])
+def test_an_https_mirror_redirecting_to_http_warns_of_cleartext(tmp_path, release, pinned):
+    root, relative = release
+    with _server(root) as (_plain, plain_url), _tls_redirector(tmp_path, plain_url) as tls_url:
+        args = {"url": f"{tls_url}/{relative}", "version": "1.1.1", "dest": str(tmp_path / "bin"),
+                "validate_certs": False}
+        if pinned:
+            args["checksum"] = "sha256:" + hashlib.sha256(Path(root, relative).read_bytes()).hexdigest()
+        result = _run_bounded("cni_plugin_install", args, str(tmp_path / "m"))
+    assert not result.get("failed"), result
+    warnings = [w for w in _warnings(result) if "cleartext" in w]
+    if pinned:
+        assert not warnings, warnings
+    else:
+        assert len(warnings) == 1 and f"redirected to {plain_url}/{relative}" in warnings[0], result.get("warnings")
+        assert f"redirected to {plain_url}/{relative}.sha256" in warnings[0], warnings
