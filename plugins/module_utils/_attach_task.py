@@ -14,6 +14,7 @@ import threading
 
 from . import _attach, _netns
 from ._argspec import ArgumentSpec
+from ._cache import warn_of_cache_dir
 from ._conflist import load_conf_dir, parse_network_list
 from ._defaults import DEFAULT_IFNAME
 from ._engine import Attachment, Engine
@@ -182,6 +183,7 @@ def run(host, params: dict, result: dict) -> None:
     if params["parallel"] < 1:
         host.fail(f"parallel: must be at least 1 (got {params['parallel']})")
     engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
+    warn_of_cache_dir(host, params["cache_dir"])
     networks = NetworkSource(params["conf_dir"], params[PLANNED_OPTION] if host.check_mode else None)
     specs = item_specs(params)
     desired = [build_desired(spec, prefix, networks, params["run_check"]) for prefix, spec in specs]

@@ -12,6 +12,7 @@ collected; see docs/engine.md."""
 from __future__ import annotations
 
 from ._argspec import ArgumentSpec
+from ._cache import warn_of_cache_dir
 from ._conflist import NetworkList, find_network, load_conf_dir
 from ._defaults import DEFAULT_IFNAME
 from ._engine import VERB_SINCE, Engine
@@ -190,6 +191,7 @@ def run(host, params: dict, result: dict) -> None:
     """cni_gc: collect the networks of ``conf_dir`` (or the one named) and, without a name, the
     networks it no longer declares; ``host`` is the module's ``_ansible_glue.ModuleHost``."""
     engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
+    warn_of_cache_dir(host, params["cache_dir"])
     result.update({"changed": False, "collected": [], "errors": [], "skipped_networks": [], "orphaned_networks": [],
                    "left_alone": [], "unusable_entries": []})
     valid = None

@@ -602,3 +602,28 @@ def test_an_https_mirror_redirecting_to_http_warns_of_cleartext(tmp_path, releas
     else:
         assert len(warnings) == 1 and f"redirected to {plain_url}/{relative}" in warnings[0], result.get("warnings")
         assert f"redirected to {plain_url}/{relative}.sha256" in warnings[0], warnings
+
+
+# -- issue 28: a cache dir another user can change -----------------------------------------------
+
+@pytest.mark.parametrize("owner, mode, warned", [
+    (65534, 0o755, "owned by"), (0, 0o775, "writable by group or others"), (0, 0o777, "writable by group or others"),
+    (0, 0o755, None), (0, 0o700, None)])
+def test_a_cache_dir_another_user_can_change_is_used_with_a_warning(tmp_path, owner, mode, warned):
+    needs_root()
+    cache_dir, conf_dir = tmp_path / "cache", tmp_path / "net.d"
+    cache_dir.mkdir()
+    conf_dir.mkdir()
+    os.chown(cache_dir, owner, 0)
+    os.chmod(cache_dir, mode)
+    common = {"conf_dir": str(conf_dir), "cache_dir": str(cache_dir), "cni_path": [REAL_PLUGINS]}
+    for module, args in (("cni_gc", {}), ("cni_info", {"gather": ["attachments"]})):
+        result = modules.run(module, dict(common, **args), str(tmp_path / "m"))
+        assert not result.get("failed"), result
+        about = [w for w in _warnings(result) if "cache_dir" in w]
+        if not warned:
+            assert not about, about
+            continue
+        assert len(about) == 1 and warned in about[0], (module, result.get("warnings"))
+        assert str(cache_dir) in about[0] and f"mode 0{mode:o}" in about[0] and f"uid {owner}" in about[0], about
+        assert "DEL" in about[0], about
