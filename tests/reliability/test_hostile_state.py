@@ -627,3 +627,25 @@ def test_a_cache_dir_another_user_can_change_is_used_with_a_warning(tmp_path, ow
         assert len(about) == 1 and warned in about[0], (module, result.get("warnings"))
         assert str(cache_dir) in about[0] and f"mode 0{mode:o}" in about[0] and f"uid {owner}" in about[0], about
         assert "DEL" in about[0], about
+
+
+# -- issue 28: the host's own namespace as netns -----------------------------------------------------
+
+@pytest.mark.parametrize("given", ["pid 1", "this process", "a test namespace"])
+def test_the_hosts_own_namespace_as_netns_warns(host, tmp_path, given):
+    """In check mode only: nothing may be configured in the machine's own namespace."""
+    if given == "pid 1" and not os.access("/proc/1/ns/net", os.R_OK):
+        pytest.skip("PID 1's namespace cannot be opened here (a sandbox whose PID 1 is another user's)")
+    network = f"{PREFIX}ho{host.index}"
+    _bridge_network(host, network)
+    netns = {"pid 1": "/proc/1/ns/net", "this process": f"/proc/{os.getpid()}/ns/net",
+             "a test namespace": host.netns(f"ho{host.index}")}[given]
+    result = modules.run("cni_attach", {"network": network, "netns": netns, "ifname": "cnit-ho0",
+                                        "conf_dir": host.conf_dir, "cache_dir": host.cache_dir,
+                                        "cni_path": [REAL_PLUGINS], "_ansible_check_mode": True}, str(tmp_path / "m"))
+    assert not result.get("failed") and result["action"] == "added", result
+    about = [w for w in _warnings(result) if "host's own network namespace" in w]
+    if given == "a test namespace":
+        assert not about, about
+    else:
+        assert len(about) == 1 and netns in about[0] and "configure" in about[0], result.get("warnings")
