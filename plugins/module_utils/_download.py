@@ -164,11 +164,11 @@ def verify_digest(actual: dict, algorithm: str, expected: str, what: str) -> Non
 
 # --- reading with a cap --------------------------------------------------------------------
 
-def read_capped(readable, limit: float, sink, what: str, deadline: float = math.inf) -> None:
+def read_capped(readable, limit: float, sink, what: str, deadline: float = math.inf, seconds: float = math.inf) -> None:
     """Copy ``readable`` into ``sink`` (a callable taking chunks), failing past ``limit`` bytes,
-    or once ``time.monotonic()`` passes ``deadline``. ``read1`` where the readable has it (an
-    HTTP response does) returns whatever has arrived, so a trickle is seen as it trickles: a
-    plain ``read`` waits for a whole chunk, however long it takes to come."""
+    or once ``time.monotonic()`` passes ``deadline`` (``seconds`` after the start). ``read1``
+    where the readable has it (an HTTP response does) returns whatever has arrived, so a trickle
+    is seen as it trickles: a plain ``read`` waits for a whole chunk, however long it takes."""
     read = getattr(readable, "read1", readable.read)
     seen = 0
     while True:
@@ -179,23 +179,20 @@ def read_capped(readable, limit: float, sink, what: str, deadline: float = math.
         if seen > limit:
             raise ReleaseError(f"{what} is larger than the limit of {limit} bytes")
         if time.monotonic() > deadline:
-            raise ReleaseError(f"{seen} bytes had arrived when the time ran out")
+            raise ReleaseError(f"download of {what} took longer than timeout ({seconds:g} s): {seen} bytes had "
+                               "arrived when the time ran out")
         sink(chunk)
 
 
 def fetch_capped(fetch, url: str, limit: float, sink, seconds: float = math.inf) -> None:
     """The one way anything is downloaded: ``fetch(url)`` read into ``sink`` up to ``limit``
-    bytes, all of it within ``seconds``."""
+    bytes, all of it (connecting and the headers too) within ``seconds``."""
     deadline = time.monotonic() + seconds
     try:
         with contextlib.closing(fetch(url)) as response:
-            read_capped(response, limit, sink, mask_url(url), deadline)
+            read_capped(response, limit, sink, mask_url(url), deadline, seconds)
     except (OSError, http.client.HTTPException) as exc:
         raise ReleaseError(f"download of {mask_url(url)} failed: {exc}") from exc
-    except ReleaseError as exc:
-        if time.monotonic() > deadline:
-            raise ReleaseError(f"download of {mask_url(url)} took longer than timeout ({seconds:g} s): {exc}") from exc
-        raise
 
 
 class _Hashers:

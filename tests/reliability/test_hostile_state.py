@@ -589,7 +589,9 @@ def _tls_redirector(tmp_path, redirect_to: str):
 @pytest.mark.parametrize("pinned", [False, True])
 def test_an_https_mirror_redirecting_to_http_warns_of_cleartext(tmp_path, release, pinned):
     root, relative = release
-    with _server(root) as (_plain, plain_url), _tls_redirector(tmp_path, plain_url) as tls_url:
+    with contextlib.ExitStack() as servers:
+        _plain, plain_url = servers.enter_context(_server(root))
+        tls_url = servers.enter_context(_tls_redirector(tmp_path, plain_url))
         args = {"url": f"{tls_url}/{relative}", "version": "1.1.1", "dest": str(tmp_path / "bin"),
                 "validate_certs": False}
         if pinned:
