@@ -14,6 +14,7 @@ import threading
 
 from . import _attach, _netns
 from ._argspec import ArgumentSpec
+from ._cache import warn_of_cache_dir
 from ._conflist import load_conf_dir, parse_network, parse_network_list
 from ._defaults import DEFAULT_IFNAME
 from ._engine import Attachment, Engine
@@ -178,6 +179,18 @@ def diff_of(items: list) -> dict:
             "after": "".join(line(i, i["state"] == "present", anew(i)) for i in changed)}
 
 
+def _warn_of_host_namespace(host, declared) -> None:
+    """An attachment into the host's own network namespace is allowed (a host-side interface is
+    a use), but rarely meant: said, since the plugins then configure the host's interfaces."""
+    if declared.state != "present":
+        return
+    own = _netns.host_namespace_of(declared.attachment.netns)
+    if own:
+        host.warn(f"{_attach.about(declared)}: netns {declared.attachment.netns} is the host's own network namespace "
+                  f"({own}): the plugins will create and configure interfaces, addresses and routes among the host's "
+                  "own. Give a container's namespace unless that is what you mean")
+
+
 def run(host, params: dict, result: dict) -> None:
     """``host`` is the module's ``_ansible_glue.ModuleHost``."""
     if params["create_netns"] or any(item["create_netns"] for item in params["attachments"] or []):
@@ -188,9 +201,12 @@ def run(host, params: dict, result: dict) -> None:
     # /usr/lib/cni is, which decides whether CHECK is withheld (a leaking dhcp daemon).
     executor = PluginExecutor(params["cni_path"], params["timeout"], host.run_command)
     engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"], executor=executor)
+    warn_of_cache_dir(host, params["cache_dir"])
     networks = NetworkSource(params["conf_dir"], params[PLANNED_OPTION] if host.check_mode else None)
     specs = item_specs(params)
     desired = [build_desired(spec, prefix, networks, params["run_check"]) for prefix, spec in specs]
+    for declared in desired:
+        _warn_of_host_namespace(host, declared)
     created = ensure_namespaces(desired, specs, host.check_mode)
     outcomes = _attach.converge_all(engine, desired, host.check_mode, params["parallel"])
     created = release_unused_namespaces(created, desired, outcomes, host.check_mode)

@@ -22,6 +22,7 @@ import errno
 import fcntl
 import json
 import os
+import pwd
 import stat
 from dataclasses import dataclass, field
 
@@ -375,6 +376,47 @@ def _open_subdir(cache_dir: str, subdir: str, create: bool) -> int | None:
         raise ConfigError("cache_dir", f"{path} {problem}: refusing to use it; make it a directory only its "
                           "owner can write, or remove it", cache_dir)
     return fd
+
+
+def cache_dir_warning(cache_dir: str) -> str | None:
+    """What is wrong with ``cache_dir`` itself, if another user can change what it holds: owned
+    by someone other than root or the user we run as, or writable by group or others. Its
+    subdirectories are checked strictly (:func:`_open_subdir`), but whoever can write the cache
+    dir can move them away, or swap in a root-owned one from another directory they can write,
+    with its entries. libcni, podman, containerd and cri-o use such a directory without a word
+    (libcni creates it 0700 and checks nothing), so it is used, with a warning; a missing one is
+    created 0700 and needs none."""
+    try:
+        st = os.stat(cache_dir)  # the operator may point cache_dir through a symlink
+    except OSError:
+        return None
+    problems = []
+    if st.st_uid not in (0, os.geteuid()):
+        problems.append(f"is owned by {_user_name(st.st_uid)}, neither root nor the user the collection runs as")
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        problems.append("is writable by group or others")
+    if not problems:
+        return None
+    return (f"cache_dir {cache_dir} (owner {_user_name(st.st_uid)}, mode 0{stat.S_IMODE(st.st_mode):o}) "
+            f"{' and '.join(problems)}: another user can move its {RESULTS_SUBDIR}/ and {LOCKS_SUBDIR}/ away or put "
+            "another root-owned directory of cache entries in their place, so that the modules forget attachments, or "
+            "DEL the attachments those entries record with the configuration recorded in them. It is used all the same, "
+            "as libcni and the runtimes use it. To silence this, make it owned by root and writable by its owner only "
+            f"(chown root: {cache_dir}; chmod 0755 {cache_dir})")
+
+
+def warn_of_cache_dir(host, cache_dir: str) -> None:
+    """Give :func:`cache_dir_warning` through ``host.warn``, if there is one."""
+    warning = cache_dir_warning(cache_dir)
+    if warning:
+        host.warn(warning)
+
+
+def _user_name(uid: int) -> str:
+    try:
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"uid {uid}"
 
 
 def _make_subdir(cache_dir: str, path: str) -> None:

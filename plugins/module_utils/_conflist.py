@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 from dataclasses import dataclass, field
 
 from ._errors import CNIError, ConfigError
@@ -31,6 +32,9 @@ ENVELOPE_OPTIONS = {"cni_version": "cniVersion", "cni_versions": "cniVersions",
 ENVELOPE_ORDER = ("cniVersion", "cniVersions", "name", *FLAG_KEYS, "plugins")
 # Real conflists nest about six levels; Go reads 10,000, Python's parser about 1,000.
 MAX_JSON_DEPTH = 100
+# libcni reads a whole conf file into memory, however large (os.ReadFile). Real conflists hold a
+# few KiB; 1 MiB leaves room for any hand-made one and stops a sparse file or a runaway generator.
+CONF_FILE_LIMIT = 1 << 20
 
 
 # Go prints a float64 without an exponent below this magnitude, so a whole number reads as an integer.
@@ -270,17 +274,40 @@ def dropin_files(conf_dir: str, name: str) -> list:
     return _files(os.path.join(conf_dir, name), (DROPIN_EXTENSION,))
 
 
+def _file_kind(mode: int) -> str:
+    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISDIR, "a directory"), (stat.S_ISSOCK, "a socket"))
+    return next((kind for test, kind in kinds if test(mode)), "not a regular file")
+
+
+def read_conf_file(path: str) -> bytes:
+    """The bytes of conf file ``path`` (a symlink followed, as libcni follows it), never a hang
+    or a flood: it is opened without blocking (a FIFO with no writer would block the open, and
+    every read after it) and checked with fstat after the open, so what is read is what was
+    checked. A FIFO, a device (a link to /dev/zero) or a file over CONF_FILE_LIMIT is a
+    ConfigError naming it; FileNotFoundError when there is no such file."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise ConfigError(path, f"is {_file_kind(mode)}, not a regular file: not loaded (libcni would block "
+                              "on it, or read it without end)")
+        data = handle.read(CONF_FILE_LIMIT + 1)
+    if len(data) > CONF_FILE_LIMIT:
+        raise ConfigError(path, f"is larger than {CONF_FILE_LIMIT} bytes, the most a conf file may hold here "
+                          "(real ones hold a few KiB): not loaded")
+    return data
+
+
 def _dropins(conf_dir: str, name: str) -> list:
     plugins = []
     for path in dropin_files(conf_dir, name):
-        with open(path, "rb") as handle:
-            plugins.append(_check_plugin(_decode(handle.read(), path), path, f"{path}: type"))
+        plugins.append(_check_plugin(_decode(read_conf_file(path), path), path, f"{path}: type"))
     return plugins
 
 
 def _load_file(conf_dir: str, path: str) -> NetworkList:
-    with open(path, "rb") as handle:
-        data = handle.read()
+    data = read_conf_file(path)
     if path.endswith(CONFLIST_EXTENSIONS):
         return parse_network_list(data, path, conf_dir)
     return parse_single_conf(data, path)

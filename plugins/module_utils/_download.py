@@ -18,6 +18,7 @@ import math
 import os
 import re
 import tempfile
+import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
@@ -40,6 +41,10 @@ class Limits:
     member: int = 256 << 20
     total: int = 1 << 30
     checksum_file: int = 64 << 10
+    # Seconds one download (connecting, the headers, every byte) may take: the module's
+    # ``timeout``. A per-read timeout alone let a server sending a byte every 2 s hold a
+    # ``timeout: 5`` install for minutes.
+    seconds: float = math.inf
 
 
 def mask_url(url: str) -> str:
@@ -88,16 +93,44 @@ def _valid_hex(value: str, algorithm: str, path: str) -> str:
     return value.lower()
 
 
-def cleartext_warning(url: str, checksum: Checksum) -> str | None:
+def _is_cleartext(url: str | None) -> bool:
+    return urlsplit(url or "").scheme.lower() == "http"
+
+
+class RedirectRecorder:
+    """A ``fetch`` that remembers where each response finally came from (its ``geturl()``), so
+    that an https URL a mirror redirects to plain http is known to have travelled in cleartext."""
+
+    def __init__(self, fetch):
+        self._fetch = fetch
+        self.arrived_from = {}
+
+    def __call__(self, url: str):
+        response = self._fetch(url)
+        final = response.geturl() if hasattr(response, "geturl") else url
+        if final and final != url:
+            self.arrived_from[url] = final
+        return response
+
+
+def cleartext_warning(url: str, checksum: Checksum, arrived_from: dict | None = None) -> str | None:
     """The warning a download deserves when anyone on the network path could swap what it
-    installs: plain HTTP for the tarball or its checksum file, without a pinned digest (the
+    installs: plain HTTP for the tarball or its checksum file, asked for or reached by a redirect
+    (``arrived_from``: asked URL -> the URL the response came from), without a pinned digest (the
     served checksum then only proves that the same server sent both)."""
     if checksum.hexdigest:
         return None
-    cleartext = [u for u in (url, checksum.url) if urlsplit(u or "").scheme.lower() == "http"]
+    arrived_from = arrived_from or {}
+    cleartext = []
+    for asked in (u for u in (url, checksum.url) if u):
+        final = arrived_from.get(asked, asked)
+        if _is_cleartext(asked):
+            cleartext.append(mask_url(asked))
+        elif _is_cleartext(final):
+            cleartext.append(f"{mask_url(asked)} (redirected to {mask_url(final)})")
     if not cleartext:
         return None
-    return (f"{', '.join(mask_url(u) for u in cleartext)} travel(s) in cleartext and no checksum is pinned: anyone on "
+    return (f"{', '.join(cleartext)} travel(s) in cleartext and no checksum is pinned: anyone on "
             "the network path can replace the binaries this installs, and their checksum with them. Use https, or "
             "pin checksum: sha256:<digest> from a source you trust")
 
@@ -119,7 +152,7 @@ def expected_digest(fetch, checksum: Checksum, filename: str, limits: Limits) ->
     if checksum.hexdigest:
         return checksum.hexdigest
     parts = []
-    fetch_capped(fetch, checksum.url, limits.checksum_file, parts.append)
+    fetch_capped(fetch, checksum.url, limits.checksum_file, parts.append, limits.seconds)
     return parse_checksum_file(b"".join(parts), filename, checksum.algorithm, mask_url(checksum.url))
 
 
@@ -131,24 +164,33 @@ def verify_digest(actual: dict, algorithm: str, expected: str, what: str) -> Non
 
 # --- reading with a cap --------------------------------------------------------------------
 
-def read_capped(readable, limit: float, sink, what: str) -> None:
-    """Copy ``readable`` into ``sink`` (a callable taking chunks), failing past ``limit`` bytes."""
+def read_capped(readable, limit: float, sink, what: str, deadline: float = math.inf, seconds: float = math.inf) -> None:
+    """Copy ``readable`` into ``sink`` (a callable taking chunks), failing past ``limit`` bytes,
+    or once ``time.monotonic()`` passes ``deadline`` (``seconds`` after the start). ``read1``
+    where the readable has it (an HTTP response does) returns whatever has arrived, so a trickle
+    is seen as it trickles: a plain ``read`` waits for a whole chunk, however long it takes."""
+    read = getattr(readable, "read1", readable.read)
     seen = 0
     while True:
-        chunk = readable.read(CHUNK)
+        chunk = read(CHUNK)
         if not chunk:
             return
         seen += len(chunk)
         if seen > limit:
             raise ReleaseError(f"{what} is larger than the limit of {limit} bytes")
+        if time.monotonic() > deadline:
+            raise ReleaseError(f"download of {what} took longer than timeout ({seconds:g} s): {seen} bytes had "
+                               "arrived when the time ran out")
         sink(chunk)
 
 
-def fetch_capped(fetch, url: str, limit: float, sink) -> None:
-    """The one way anything is downloaded: ``fetch(url)`` read into ``sink`` up to ``limit``."""
+def fetch_capped(fetch, url: str, limit: float, sink, seconds: float = math.inf) -> None:
+    """The one way anything is downloaded: ``fetch(url)`` read into ``sink`` up to ``limit``
+    bytes, all of it (connecting and the headers too) within ``seconds``."""
+    deadline = time.monotonic() + seconds
     try:
         with contextlib.closing(fetch(url)) as response:
-            read_capped(response, limit, sink, mask_url(url))
+            read_capped(response, limit, sink, mask_url(url), deadline, seconds)
     except (OSError, http.client.HTTPException) as exc:
         raise ReleaseError(f"download of {mask_url(url)} failed: {exc}") from exc
 
@@ -180,7 +222,7 @@ def download(fetch, url: str, directory: str, limits: Limits = Limits()) -> tupl
     hashers = _Hashers()
     fd, path = tempfile.mkstemp(prefix="cni-plugins-", suffix=".tgz", dir=directory)
     with os.fdopen(fd, "wb") as handle:
-        fetch_capped(fetch, url, limits.download, _hashing_sink(handle, hashers))
+        fetch_capped(fetch, url, limits.download, _hashing_sink(handle, hashers), limits.seconds)
     return path, hashers.hexdigests()
 
 

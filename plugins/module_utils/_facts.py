@@ -14,6 +14,7 @@ import os
 
 from . import _cluster_member, _netns
 from ._argspec import ArgumentSpec
+from ._cache import warn_of_cache_dir
 from ._conflist import ConfDir, NetworkList, libcni_order, load_conf_dir
 from ._engine import Engine
 from ._errors import CNIError
@@ -169,6 +170,7 @@ def run(host, params: dict, result: dict) -> None:
     if "networks" in gather:
         facts["networks"] = network_facts(params["conf_dir"], engine)
     if "attachments" in gather:
+        warn_of_cache_dir(host, params["cache_dir"])
         facts["attachments"], problems = attachment_facts(engine)
         warnings.extend(problems)
     if "namespaces" in gather:

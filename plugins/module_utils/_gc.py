@@ -12,6 +12,7 @@ collected; see docs/engine.md."""
 from __future__ import annotations
 
 from ._argspec import ArgumentSpec
+from ._cache import warn_of_cache_dir
 from ._conflist import NetworkList, find_network, load_conf_dir
 from ._defaults import DEFAULT_IFNAME
 from ._engine import VERB_SINCE, Engine
@@ -131,6 +132,17 @@ def unusable_entries(engine: Engine, network_name: str) -> list:
             for problem in problems if problem.keys(network_name)]
 
 
+def unusable_elsewhere(engine: Engine, reported: list) -> list:
+    """The unreadable cache files not yet ``reported`` (by the networks examined): of networks
+    conf_dir does not declare and no readable entry names. Which network a file is of cannot be
+    told from its name alone (network names may hold '-'), so ``network`` is None and ``keys``
+    empty; GC never collects them either."""
+    _entries, problems = engine.cached_attachments()
+    seen = {item["file"] for item in reported}
+    return [{"network": None, "file": problem.path, "reason": problem.reason, "keys": []}
+            for problem in problems if problem.path not in seen]
+
+
 def foreign_left_out(engine: Engine, network_name: str, valid: list | None) -> list:
     """The live attachments of another runtime that an explicit ``valid`` list leaves out: GC
     leaves them alone, and the user is told, since the list may have been meant to name them."""
@@ -190,6 +202,7 @@ def run(host, params: dict, result: dict) -> None:
     """cni_gc: collect the networks of ``conf_dir`` (or the one named) and, without a name, the
     networks it no longer declares; ``host`` is the module's ``_ansible_glue.ModuleHost``."""
     engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
+    warn_of_cache_dir(host, params["cache_dir"])
     result.update({"changed": False, "collected": [], "errors": [], "skipped_networks": [], "orphaned_networks": [],
                    "left_alone": [], "unusable_entries": []})
     valid = None
@@ -212,13 +225,24 @@ def run(host, params: dict, result: dict) -> None:
         result["orphaned_networks"] = orphaned_networks(engine, {n.name for n in networks})
     for name in result["orphaned_networks"]:
         result["left_alone"].extend(left_alone(engine, name))
+        _report_unusable(host, result, unusable_entries(engine, name), f"network {name}: ",
+                         "left alone (conf_dir no longer declares its network: no GC is sent for it)")
         if host.check_mode:
             result["collected"].extend(gc_plan_orphaned(engine, name, valid))
         else:
             _add_report(result, collect_orphaned(engine, name, valid))
+    if params["network"] is None:
+        _report_unusable(host, result, unusable_elsewhere(engine, result["unusable_entries"]), "",
+                         "left alone: no network conf_dir declares is its own")
     result["changed"] = bool(result["collected"])
     if result["errors"]:
         host.fail(f"garbage collection had {len(result['errors'])} errors; first: {result['errors'][0]['msg']}", **result)
+
+
+def _report_unusable(host, result: dict, items: list, about: str, fate: str) -> None:
+    for item in items:
+        result["unusable_entries"].append(item)
+        host.warn(f"{about}cannot read the cache entry {item['file']} ({item['reason']}); it is {fate}")
 
 
 def _add_report(result: dict, report: dict) -> None:
@@ -236,9 +260,7 @@ def _examine(host, engine: Engine, network: NetworkList, valid: list | None, res
     else:
         fate = (f"left alone, since it may be a running container's (no GC is sent to its plugins: cniVersion "
                 f"{engine.version_of(network)} has no GC ({VERB_SINCE['GC']} brought it))")
-    for item in unusable_entries(engine, network_name):
-        result["unusable_entries"].append(item)
-        host.warn(f"network {network_name}: cannot read the cache entry {item['file']} ({item['reason']}); it is {fate}")
+    _report_unusable(host, result, unusable_entries(engine, network_name), f"network {network_name}: ", fate)
     for item in foreign_left_out(engine, network_name, valid):
         host.warn(f"network {network_name}: valid_attachments leaves out container ID {item['container_id']} "
                   f"({item['ifname']} in {item['netns'] or 'an unnamed namespace'}), which another runtime made "

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ._argspec import ArgumentSpec
 from ._binaries import BinaryMemo
 from ._defaults import DEFAULT_CNI_PATH
-from ._download import Limits, ReleaseError, cleartext_warning, mask_url, parse_checksum, url_password
+from ._download import Limits, RedirectRecorder, ReleaseError, cleartext_warning, mask_url, parse_checksum, url_password
 from ._errors import ConfigError
 from ._exec import PluginExecutor
 from ._identifiers import is_plugin_file_name
@@ -70,7 +70,8 @@ def run(host, params: dict, result: dict) -> None:
     if not dest:
         host.fail("dest: no directory to install into: dest is not set and cni_path is empty")
     options = Options.from_params(params, dest, platform.machine())
-    installed = ensure(options, lambda url: host.fetch(url, params["timeout"]), host.tmpdir, host.check_mode)
+    installed = ensure(options, lambda url: host.fetch(url, params["timeout"]), host.tmpdir, host.check_mode,
+                       Limits(seconds=params["timeout"]))
     if not host.diff:
         installed.pop("diff")
     for warning in installed.pop("warnings"):
@@ -133,6 +134,7 @@ def ensure(opts: Options, fetch, workdir: str, check_mode: bool, limits: Limits 
     if opts.state == "absent":
         plan = plan_absent(dest, manifest, opts.plugin_set, plugins)
         return _carry_out(plan, None, check_mode, executor, memo)
+    fetch = RedirectRecorder(fetch)
     with tempfile.TemporaryDirectory(prefix="cnikit-install-", dir=workdir) as work:
         request, source = _resolve(opts, plugins, manifest, dest, fetch, work, limits, memo)
         if source is None:
@@ -144,7 +146,8 @@ def ensure(opts: Options, fetch, workdir: str, check_mode: bool, limits: Limits 
         result = _carry_out(plan, source, check_mode, executor, memo)
     # Only a run that downloads (or, in check mode, would) exposes the install: a converged run
     # repeats no warning about a mirror it does not reach.
-    warning = source is not None and request.checksum and cleartext_warning(request.source, request.checksum)
+    warning = source is not None and request.checksum and \
+        cleartext_warning(request.source, request.checksum, fetch.arrived_from)
     result["warnings"] += [warning] if warning else []
     return result
 

@@ -62,6 +62,29 @@ def is_network_namespace(path: str) -> bool:
         os.close(fd)
 
 
+# The module's own network namespace, and PID 1's: the host's, unless the module runs in a container.
+OWN_NAMESPACES = (("/proc/self/ns/net", "the one the module itself runs in"),
+                  ("/proc/1/ns/net", "the one PID 1 (the host's init) runs in"))
+
+
+def host_namespace_of(path: str) -> str | None:
+    """If the namespace at ``path`` is the host's own (the same st_dev and st_ino as one of
+    OWN_NAMESPACES, whatever the path says), which one it is; None otherwise or when it cannot
+    be told (no such file)."""
+    try:
+        given = os.stat(path)
+    except OSError:
+        return None
+    for own_path, description in OWN_NAMESPACES:
+        try:
+            own = os.stat(own_path)
+        except OSError:
+            continue
+        if (given.st_dev, given.st_ino) == (own.st_dev, own.st_ino):
+            return description
+    return None
+
+
 def check_netns_file(path: str, option: str = "netns") -> str:
     """Refuse an existing file that is no network namespace, before it is handed to a plugin as
     one (a path that does not exist is left to the plugin, whose error says so)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from . import _gc, _netns
 from ._argspec import ArgumentSpec
+from ._cache import warn_of_cache_dir
 from ._engine import Engine
 from ._identifiers import check_netns_name, netns_path
 
@@ -35,6 +36,7 @@ def run(host, params: dict, result: dict) -> None:
             _netns.create(name)
     else:
         engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
+        warn_of_cache_dir(host, params["cache_dir"])
         existed, result["deleted_attachments"], errors = ensure_absent(
             engine, name, params["delete_attachments"], host.check_mode)
     before = "present" if existed else "absent"

@@ -13,10 +13,10 @@ from __future__ import annotations
 from . import _network_file as netfile
 from ._argspec import ArgumentSpec
 from ._cache import list_entries
-from ._conflist import ENVELOPE_OPTIONS
-from ._errors import CNIError
+from ._conflist import ENVELOPE_OPTIONS, read_conf_file
+from ._errors import CNIError, ConfigError
 from ._exec import PluginExecutor
-from ._fileio import ensure_dir, read_if_exists, remove_written_file
+from ._fileio import ensure_dir, remove_written_file
 from ._identifiers import check_network_name
 from ._netns import is_live
 from ._planned import planned_fact
@@ -63,6 +63,23 @@ def _text(data: bytes | None) -> str:
     return "" if data is None else data.decode("utf-8", "replace")
 
 
+def _existing(path: str) -> bytes | None:
+    """The bytes of the network's file, None when there is none. A FIFO, a device or an
+    oversized file there fails the task naming it (read_conf_file): never a hang, and nothing is
+    written over what could not be read."""
+    try:
+        return read_conf_file(path)
+    except FileNotFoundError:
+        return None
+
+
+def _diff_text(path: str) -> str:
+    try:
+        return _text(_existing(path))
+    except ConfigError as exc:
+        return f"({exc.message})"
+
+
 def present(host, params, path: str, result: dict) -> None:
     envelope = {option: params[option] for option in ENVELOPE_OPTIONS}
     conf, report, converted = netfile.build_conflist(params["name"], params["plugins"], params["config"], **envelope)
@@ -77,7 +94,7 @@ def present(host, params, path: str, result: dict) -> None:
         netfile.validate_on_host(conf, path, params["conf_dir"], report, _probing_executor(host, params, conf))
     data, result["config"] = netfile.normalise(conf)
     standing = []
-    if not params["validate_only"] and netfile.same_content(read_if_exists(path), result["config"]):
+    if not params["validate_only"] and netfile.same_content(_existing(path), result["config"]):
         standing = of_the_options + (validate_network_list(conf).warnings if params["validate"] != "none" else [])
     _report(host, report, params["name"], params["validate"], not params["validate_only"], result, standing)
     if params["validate_only"]:
@@ -92,7 +109,7 @@ def _write(host, params, path: str, data: bytes, result: dict) -> None:
     if netfile.mode_warning(mode):
         host.warn(netfile.mode_warning(mode))
     uid, gid = netfile.resolve_id(params["owner"], "owner"), netfile.resolve_id(params["group"], "group")
-    existing = read_if_exists(path)
+    existing = _existing(path)
     rewrite = not netfile.same_content(existing, result["config"])
     if host.check_mode and rewrite:
         result["ansible_facts"] = planned_fact(params["name"], params["conf_dir"], result["config"])
@@ -157,7 +174,7 @@ def absent(host, params, path: str, result: dict) -> None:
     if removed:
         _warn_of_attachments_left(host, params["name"], params["cache_dir"])
     if host.diff:
-        result["diff"] = [{"before_header": p, "before": _text(read_if_exists(p)), "after_header": p, "after": ""}
+        result["diff"] = [{"before_header": p, "before": _diff_text(p), "after_header": p, "after": ""}
                           for p in removed]
     if host.check_mode:
         return

@@ -99,6 +99,9 @@ options:
         C(cnitool)'s documentation use) or as an absolute path, used as given.
       - A path may not contain C(..), and with O(state=present) an existing file that is no network namespace
         (such as a regular file) is refused before any plugin runs.
+      - The host's own network namespace (whatever path names it, such as C(/proc/1/ns/net), that is, the same device and
+        inode as the module's own namespace or PID 1's) is accepted with O(state=present), with a warning that the
+        plugins will configure the host's own interfaces.
       - Required unless every item of O(attachments) names one.
     type: str
   ifname:

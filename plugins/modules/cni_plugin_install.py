@@ -179,7 +179,9 @@ options:
     version_added: 1.1.0
   timeout:
     description:
-      - Seconds a download request, and each binary's C(VERSION) call, may take.
+      - Seconds each binary's C(VERSION) call, and each download as a whole (connecting, the headers and every byte;
+        the tarball and a checksum file count as one download each), may take. A mirror that keeps sending a byte
+        now and then fails the task once the time is up.
     type: float
     default: 60.0
   validate_certs:

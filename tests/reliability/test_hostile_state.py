@@ -14,8 +14,13 @@ import hashlib
 import http.server
 import json
 import os
+import resource
+import ssl
+import stat
+import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import modules
@@ -446,3 +451,203 @@ def test_an_ordinary_file_given_as_netns_is_refused_before_add(host, tmp_path):
     assert result.get("failed") and result["msg"].startswith("netns: "), result
     assert "network namespace" in result["msg"]
     assert not list(Path(host.cache_dir, _cache.RESULTS_SUBDIR).glob("*")) if Path(host.cache_dir).exists() else True
+
+
+# -- issue 28: conf dir files that are not files --------------------------------------------------
+
+OK_CONFLIST = '{"cniVersion": "1.0.0", "name": "cnit-r-ok", "plugins": [{"type": "loopback"}]}'
+
+
+@pytest.fixture
+def odd_conf_dir(tmp_path):
+    """A conf dir holding a FIFO no one writes to, a conflist linked to /dev/zero, one over the
+    size cap, and one good network."""
+    conf_dir = tmp_path / "net.d"
+    conf_dir.mkdir()
+    os.mkfifo(conf_dir / "10-fifo.conflist")
+    (conf_dir / "20-zero.conflist").symlink_to("/dev/zero")
+    (conf_dir / "30-big.conflist").write_text('{"pad": "' + "x" * (1 << 20) + '"}')
+    (conf_dir / "40-ok.conflist").write_text(OK_CONFLIST)
+    return conf_dir
+
+
+ODD_FILES = {"10-fifo.conflist": "a FIFO", "20-zero.conflist": "a character device", "30-big.conflist": "larger than"}
+
+
+def _run_bounded(module: str, args: dict, workdir: str) -> dict:
+    """A module run that must neither hang nor flood memory: killed after 60 s, with 2 GiB of
+    address space (reading /dev/zero whole would take it all)."""
+    def limit_memory():
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    done = subprocess.run(modules.command(module, args, workdir), capture_output=True, text=True,
+                          env=modules._env(), timeout=60, preexec_fn=limit_memory, check=False)  # pylint: disable=protected-access
+    assert done.stdout, f"{module} died (rc {done.returncode}): {done.stderr[-2000:]}"
+    return json.loads(done.stdout)
+
+
+def test_cni_info_reports_fifo_device_and_oversized_conf_files_as_unloadable(tmp_path, odd_conf_dir):
+    needs_root()
+    result = _run_bounded("cni_info", {"conf_dir": str(odd_conf_dir), "cache_dir": str(tmp_path / "cache"),
+                                       "cni_path": [REAL_PLUGINS]}, str(tmp_path / "m"))
+    assert not result.get("failed"), result
+    facts = {os.path.basename(f["file"]): f for f in result["networks"]}
+    assert facts["40-ok.conflist"]["valid"] is True, facts
+    for name, kind in ODD_FILES.items():
+        assert facts[name]["valid"] is False and kind in facts[name]["errors"][0]["message"], facts[name]
+
+
+def test_cni_network_warns_of_unloadable_conf_files_and_writes_its_own(tmp_path, odd_conf_dir):
+    """Its file sorts before theirs: libcni reaches it, so they are warnings, not errors."""
+    needs_root()
+    result = _run_bounded("cni_network", {"name": "cnit-r-new", "conf_dir": str(odd_conf_dir), "priority": 5,
+                                          "plugins": [{"type": "loopback"}], "cni_path": [REAL_PLUGINS]},
+                          str(tmp_path / "m"))
+    assert not result.get("failed") and result["changed"], result
+    warnings = " ".join(_warnings(result))
+    for name, kind in ODD_FILES.items():
+        assert name in warnings and kind in warnings, warnings
+
+
+@pytest.mark.parametrize("target", ["fifo", "zero"])
+def test_cni_network_fails_naming_a_fifo_or_device_at_its_own_path(tmp_path, target):
+    needs_root()
+    conf_dir = tmp_path / "net.d"
+    conf_dir.mkdir()
+    path = conf_dir / "10-cnit-r-odd.conflist"
+    if target == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    result = _run_bounded("cni_network", {"name": "cnit-r-odd", "conf_dir": str(conf_dir), "validate": "none",
+                                          "plugins": [{"type": "loopback"}]}, str(tmp_path / "m"))
+    assert result.get("failed") and str(path) in result["msg"] and "not a regular file" in result["msg"], result
+    assert path.is_symlink() or stat.S_ISFIFO(path.lstat().st_mode), "the file was replaced"
+
+
+# -- issue 28: a download's overall deadline ------------------------------------------------------
+
+class _Trickler(http.server.BaseHTTPRequestHandler):
+    """Announces 200 bytes and sends one every half second: each read gets a byte well within
+    any per-read timeout, and the whole would take 100 s."""
+
+    def do_GET(self):  # noqa: N802  pylint: disable=invalid-name
+        self.send_response(200)
+        self.send_header("Content-Length", "200")
+        self.end_headers()
+        with contextlib.suppress(OSError):
+            for _byte in range(200):
+                self.wfile.write(b"x")
+                self.wfile.flush()
+                time.sleep(0.5)
+
+    def log_message(self, format, *args):  # pylint: disable=redefined-builtin
+        pass
+
+
+def test_timeout_bounds_the_whole_download_of_a_trickling_mirror(tmp_path):
+    needs_root()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Trickler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/cni-plugins-linux-amd64-v1.1.1.tgz"
+    started = time.monotonic()
+    try:
+        result = _run_bounded("cni_plugin_install", {"url": url, "version": "1.1.1", "checksum": "sha256:" + "0" * 64,
+                                                     "dest": str(tmp_path / "bin"), "timeout": 3}, str(tmp_path / "m"))
+    finally:
+        server.shutdown()
+        server.server_close()
+    elapsed = time.monotonic() - started
+    assert result.get("failed") and "took longer than timeout (3 s)" in result["msg"], result
+    assert elapsed < 15, f"the install took {elapsed:.0f} s with timeout 3"
+    assert not (tmp_path / "bin").exists()
+
+
+# -- issue 28: an https mirror redirecting to http ------------------------------------------------
+
+@contextlib.contextmanager
+def _tls_redirector(tmp_path, redirect_to: str):
+    """An https server on 127.0.0.1 (a self-signed certificate) answering every GET with a 302
+    to the same path at ``redirect_to``."""
+    cert, key = str(tmp_path / "cert.pem"), str(tmp_path / "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-days", "1",
+                    "-keyout", key, "-out", cert], check=True, capture_output=True)
+    handler = type("Handler", (_Recorder,), {"seen": [], "redirect_to": redirect_to})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"https://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("pinned", [False, True])
+def test_an_https_mirror_redirecting_to_http_warns_of_cleartext(tmp_path, release, pinned):
+    root, relative = release
+    with contextlib.ExitStack() as servers:
+        _plain, plain_url = servers.enter_context(_server(root))
+        tls_url = servers.enter_context(_tls_redirector(tmp_path, plain_url))
+        args = {"url": f"{tls_url}/{relative}", "version": "1.1.1", "dest": str(tmp_path / "bin"),
+                "validate_certs": False}
+        if pinned:
+            args["checksum"] = "sha256:" + hashlib.sha256(Path(root, relative).read_bytes()).hexdigest()
+        result = _run_bounded("cni_plugin_install", args, str(tmp_path / "m"))
+    assert not result.get("failed"), result
+    warnings = [w for w in _warnings(result) if "cleartext" in w]
+    if pinned:
+        assert not warnings, warnings
+    else:
+        assert len(warnings) == 1 and f"redirected to {plain_url}/{relative}" in warnings[0], result.get("warnings")
+        assert f"redirected to {plain_url}/{relative}.sha256" in warnings[0], warnings
+
+
+# -- issue 28: a cache dir another user can change -----------------------------------------------
+
+@pytest.mark.parametrize("owner, mode, warned", [
+    (65534, 0o755, "owned by"), (0, 0o775, "writable by group or others"), (0, 0o777, "writable by group or others"),
+    (0, 0o755, None), (0, 0o700, None)])
+def test_a_cache_dir_another_user_can_change_is_used_with_a_warning(tmp_path, owner, mode, warned):
+    needs_root()
+    cache_dir, conf_dir = tmp_path / "cache", tmp_path / "net.d"
+    cache_dir.mkdir()
+    conf_dir.mkdir()
+    os.chown(cache_dir, owner, 0)
+    os.chmod(cache_dir, mode)
+    common = {"conf_dir": str(conf_dir), "cache_dir": str(cache_dir), "cni_path": [REAL_PLUGINS]}
+    for module, args in (("cni_gc", {}), ("cni_info", {"gather": ["attachments"]})):
+        result = modules.run(module, dict(common, **args), str(tmp_path / "m"))
+        assert not result.get("failed"), result
+        about = [w for w in _warnings(result) if "cache_dir" in w]
+        if not warned:
+            assert not about, about
+            continue
+        assert len(about) == 1 and warned in about[0], (module, result.get("warnings"))
+        assert str(cache_dir) in about[0] and f"mode 0{mode:o}" in about[0] and f"uid {owner}" in about[0], about
+        assert "DEL" in about[0], about
+
+
+# -- issue 28: the host's own namespace as netns -----------------------------------------------------
+
+@pytest.mark.parametrize("given", ["pid 1", "this process", "a test namespace"])
+def test_the_hosts_own_namespace_as_netns_warns(host, tmp_path, given):
+    """In check mode only: nothing may be configured in the machine's own namespace."""
+    if given == "pid 1" and not os.access("/proc/1/ns/net", os.R_OK):
+        pytest.skip("PID 1's namespace cannot be opened here (a sandbox whose PID 1 is another user's)")
+    network = f"{PREFIX}ho{host.index}"
+    _bridge_network(host, network)
+    netns = {"pid 1": "/proc/1/ns/net", "this process": f"/proc/{os.getpid()}/ns/net",
+             "a test namespace": host.netns(f"ho{host.index}")}[given]
+    result = modules.run("cni_attach", {"network": network, "netns": netns, "ifname": "cnit-ho0",
+                                        "conf_dir": host.conf_dir, "cache_dir": host.cache_dir,
+                                        "cni_path": [REAL_PLUGINS], "_ansible_check_mode": True}, str(tmp_path / "m"))
+    assert not result.get("failed") and result["action"] == "added", result
+    about = [w for w in _warnings(result) if "host's own network namespace" in w]
+    if given == "a test namespace":
+        assert not about, about
+    else:
+        assert len(about) == 1 and netns in about[0] and "configure" in about[0], result.get("warnings")

@@ -274,3 +274,57 @@ def test_a_legacy_bare_result_is_left_alone(cache):
     assert _gc.gc_plan_orphaned(cache.engine, "legacy", None) == []
     assert _gc.orphaned_networks(cache.engine, set()) == []
     assert path.exists()
+
+
+@pytest.fixture
+def proc_fd_namespace():
+    """A namespace path as buildah hands it to the plugins: ``/proc/<pid>/fd/<N>``, a descriptor
+    its process holds open on the namespace (here this process's own, opened read-only: nothing
+    is configured in it). Yields the path and a function that closes the descriptor."""
+    fd = os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    state = {"open": True}
+
+    def close():
+        if state["open"]:
+            os.close(fd)
+            state["open"] = False
+
+    try:
+        yield f"/proc/{os.getpid()}/fd/{fd}", close
+    finally:
+        close()
+
+
+def test_a_buildah_proc_fd_namespace_is_read_and_live_while_its_descriptor_is_open(cache, proc_fd_namespace):
+    """buildah 1.28 (libcni 1.1) caches no ``netns``: the path is the result's sandbox. It is
+    read as given, live while the process holds the descriptor, gone once it is closed (the
+    process ended), and, being another runtime's, never collected either way."""
+    sandbox, close = proc_fd_namespace
+    _path, network, container_id, ifname, config, *_rest = cache.write(podman_libcni_11, sandbox)
+    entry = _cache.read_entry(str(cache.dir), AttachmentKey(network, container_id, ifname))
+    assert (entry.netns, entry.effective_netns) == ("", sandbox)
+    assert Attachment.from_cache(entry).netns == sandbox  # a DEL hands the plugins the same path
+    declared = parse_network_list(config)
+
+    facts, _problems = _facts.attachment_facts(cache.engine)
+    assert [(f["netns"], f["netns_exists"]) for f in facts] == [(sandbox, True)]
+    assert [a.container_id for a in _gc.attachments_in_netns(cache.engine, sandbox)] == [container_id]
+
+    close()
+    facts, _problems = _facts.attachment_facts(cache.engine)
+    assert [(f["netns"], f["netns_exists"]) for f in facts] == [(sandbox, False)]
+    assert _gc.gc_plan(cache.engine, declared, None) == [] and _gc.gc_plan_orphaned(cache.engine, network, None) == []
+
+
+def test_an_own_attachment_in_a_proc_fd_namespace_is_collected_only_once_the_descriptor_is_closed(
+        cache, proc_fd_namespace):
+    sandbox, close = proc_fd_namespace
+    conf = json.loads(conflist_file("net1", "1.0.0", "cni0"))
+    entry = _cache.CacheEntry("net1", "c1", "eth0", config=json.dumps(conf).encode(), netns=sandbox,
+                              result=result_100(sandbox), managed=True)
+    _cache.write_entry(str(cache.dir), entry)
+    declared = parse_network_list(conf)
+
+    assert _gc.gc_plan(cache.engine, declared, None) == []
+    close()
+    assert [(c["container_id"], c["netns"]) for c in _gc.gc_plan(cache.engine, declared, None)] == [("c1", sandbox)]

@@ -59,6 +59,31 @@ def test_gc_warns_of_an_unusable_entry_saying_whether_gc_was_sent(host, tmp_path
 
 
 @pytest.mark.parametrize("check_mode", [True, False])
+def test_gc_reports_unusable_entries_of_networks_the_conf_dir_lacks(host, tmp_path, check_mode):
+    host.plugin()
+    host.conflist("net1")
+    host.cache_entry("retired", "c1", host.netns("live"))  # conf_dir no longer declares it: orphaned
+    retired = host.cache.joinpath("results", "retired-ctr9-eth0")
+    retired.write_text('{"kind":"cniCacheV1"')  # a runtime crashed mid-write
+    unknown = host.cache.joinpath("results", "gone-ctr7-eth0")
+    unknown.write_text("")  # the only entry of a network nothing declares
+    given = params(_gc.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
+    stand_in = StandInHost(str(tmp_path), check_mode=check_mode)
+    result = {}
+
+    _gc.run(stand_in, given, result)
+
+    assert result["orphaned_networks"] == ["retired"] and result["collected"] == [], result
+    assert [(u["network"], u["file"]) for u in result["unusable_entries"]] == [("retired", str(retired)),
+                                                                               (None, str(unknown))]
+    assert result["unusable_entries"][0]["keys"] == [{"container_id": "ctr9", "ifname": "eth0"}]
+    assert retired.exists() and unknown.exists()
+    first, second = stand_in.warnings
+    assert first.startswith(f"network retired: cannot read the cache entry {retired}") and "no GC is sent" in first
+    assert second.startswith(f"cannot read the cache entry {unknown} (the file is empty)") and "left alone" in second
+
+
+@pytest.mark.parametrize("check_mode", [True, False])
 def test_removing_a_network_file_live_attachments_use_warns_naming_them(host, tmp_path, check_mode):
     host.conflist("net1")
     host.cache_entry("net1", "c-live", host.netns("live"))
