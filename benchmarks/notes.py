@@ -413,8 +413,9 @@ and {_duration(cpu('ping', 'controller_cpu') - empty_controller)} on the pings: 
 variables templated per host and its modules' payloads, which carry their `module_utils`, against {ping_count} pings.
 A module task takes {hosts_time / len(on_hosts) / ping_each:.2f}× a ping task's time and
 {module_cpu / ping_cpu:.2f}× a ping's CPU on the hosts. The whole-run wall time beyond the empty play gives
-{case['ratio_wall_beyond_empty']['median']:.2f}×. On this shared 2-core machine the simulated hosts and the controller share the same cores with other users' work, which
-lengthens every task alike; that is why the sides alternate and the ratios are paired.
+{case['ratio_wall_beyond_empty']['median']:.2f}×. On this shared 2-core machine the simulated hosts and the controller
+share the same cores with other users' work, which lengthens every task alike; that is why the sides alternate and
+the ratios are paired.
 """
 
 
