@@ -165,7 +165,7 @@ def _converge_present(engine: Engine, desired: Desired, check_mode: bool) -> Out
                 clear_finished_intent(engine, desired.attachment)
             return Outcome(UNCHANGED, convert(entry.result, engine.version_of(network)), warnings)
         action = REPAIRED
-    previous_ips = summarise(entry.result)["ips"] if entry is not None and entry.result else []
+    previous_ips = _previous_ips(network, desired, entry, action)
     _refuse_what_add_would_refuse(network, desired, action)
     if check_mode:
         if action == ADDED:
@@ -177,6 +177,19 @@ def _converge_present(engine: Engine, desired: Desired, check_mode: bool) -> Out
         engine.delete(network, desired.attachment)
     result = _add_keeping_addresses(engine, network, desired.attachment, previous_ips)
     return Outcome(action, result, warnings, previous_ips)
+
+
+def _previous_ips(network: NetworkList, desired: Desired, entry: _cache.CacheEntry | None, action: str) -> list:
+    """The addresses the attachment had: its cached result's, or, for an ADD that was interrupted
+    before it cached one, those its IPAM still holds for it (read before the repair's DEL
+    releases them), so that the repair can ask for them again."""
+    if entry is not None and entry.result:
+        return summarise(entry.result)["ips"]
+    if entry is None and action == REPAIRED:
+        attachment = desired.attachment
+        return plugin_rules().reserved_addresses(network.plugins, network.name, attachment.container_id,
+                                                 attachment.ifname)
+    return []
 
 
 class AddWouldFailError(CNIError):
@@ -317,11 +330,16 @@ def item_result(desired: Desired, outcome) -> dict:
     item.update(failed=False, changed=outcome.changed, action=outcome.action, warnings=outcome.warnings,
                 result=outcome.result)
     item.update(summarise(outcome.result or {}))
-    item["address_changed"] = outcome.result is not None and bool(outcome.previous_ips) \
-        and set(outcome.previous_ips) != set(item["ips"])
-    if item["address_changed"]:
+    known_before = outcome.result is not None and bool(outcome.previous_ips)
+    item["address_changed"] = known_before and _hosts(outcome.previous_ips) != _hosts(item["ips"])
+    if known_before:
         item["previous_ips"] = outcome.previous_ips
     return item
+
+
+def _hosts(addresses: list) -> set:
+    """The addresses without their prefix (an address read from an IPAM's reservation may lack one)."""
+    return {address.split("/")[0] for address in addresses}
 
 
 def about(desired: Desired) -> str:
