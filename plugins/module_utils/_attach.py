@@ -25,7 +25,7 @@ from . import _cache
 from ._attach_records import clear_finished_intent, interrupted, record_reported_defects
 from ._conflist import NetworkList
 from ._engine import Attachment, Engine, plugin_rules
-from ._errors import CNIError, ConfigError, OperationError
+from ._errors import CNIError, ConfigError, DeleteError, OperationError
 from ._identifiers import AttachmentKey, canonical_netns, netns_name
 from ._result import convert, summarise
 
@@ -173,10 +173,26 @@ def _converge_present(engine: Engine, desired: Desired, check_mode: bool) -> Out
         return Outcome(action, warnings=warnings, previous_ips=previous_ips)
     if action == REPLACED:
         return Outcome(action, _replace(engine, network, desired, entry, previous_ips), warnings, previous_ips)
-    if action == REPAIRED:
+    if action == REPAIRED and entry is None:
+        warnings.append(_clean_up_unfinished_add(engine, network, desired))
+    elif action == REPAIRED:
         engine.delete(network, desired.attachment)
     result = _add_keeping_addresses(engine, network, desired.attachment, previous_ips)
     return Outcome(action, result, warnings, previous_ips)
+
+
+def _clean_up_unfinished_add(engine: Engine, network: NetworkList, desired: Desired) -> str:
+    """DEL what an ADD that never finished left (its run was stopped, or its rollback failed), and
+    say so: the attachment is then added anew. A failed DEL keeps the intent marker for the next run."""
+    marker = _cache.pending_path(engine.cache_dir, desired.key)
+    try:
+        engine.delete(network, desired.attachment)
+    except DeleteError as exc:
+        raise DeleteError(f"cannot clean up after an earlier ADD of network {network.name} that did not finish "
+                             "(its run was stopped, or its rollback failed); its DEL failed", exc.cause,
+                             exc.cleanup_errors, f"the intent marker {marker} stays for the next run") from exc
+    return (f"an earlier ADD of this attachment did not finish (its run was stopped, or its rollback failed; intent "
+            f"marker {marker}): what it left was deleted and the attachment added anew")
 
 
 def _previous_ips(network: NetworkList, desired: Desired, entry: _cache.CacheEntry | None, action: str) -> list:
