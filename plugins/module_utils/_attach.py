@@ -189,8 +189,8 @@ def _clean_up_unfinished_add(engine: Engine, network: NetworkList, desired: Desi
         engine.delete(network, desired.attachment)
     except DeleteError as exc:
         raise DeleteError(f"cannot clean up after an earlier ADD of network {network.name} that did not finish "
-                             "(its run was stopped, or its rollback failed); its DEL failed", exc.cause,
-                             exc.cleanup_errors, f"the intent marker {marker} stays for the next run") from exc
+                          "(its run was stopped, or its rollback failed); its DEL failed", exc.cause,
+                          exc.cleanup_errors, f"the intent marker {marker} stays for the next run") from exc
     return (f"an earlier ADD of this attachment did not finish (its run was stopped, or its rollback failed; intent "
             f"marker {marker}): what it left was deleted and the attachment added anew")
 
