@@ -25,7 +25,7 @@ from . import _cache
 from ._attach_records import clear_finished_intent, interrupted, record_reported_defects
 from ._conflist import NetworkList
 from ._engine import Attachment, Engine, NotInPlaceError, plugin_rules
-from ._errors import CNIError, ConfigError, OperationError
+from ._errors import CNIError, ConfigError, DeleteError, OperationError
 from ._identifiers import AttachmentKey, canonical_netns, netns_name
 from ._result import convert, summarise
 
@@ -172,7 +172,7 @@ def _converge_present(engine: Engine, desired: Desired, check_mode: bool) -> Out
                 clear_finished_intent(engine, desired.attachment)
             return Outcome(UNCHANGED, convert(entry.result, engine.version_of(network)), warnings, notices=notices)
         action = REPAIRED
-    previous_ips = summarise(entry.result)["ips"] if entry is not None and entry.result else []
+    previous_ips = _previous_ips(network, desired, entry, action)
     _refuse_what_add_would_refuse(network, desired, action)
     if check_mode:
         if action == ADDED:
@@ -180,10 +180,39 @@ def _converge_present(engine: Engine, desired: Desired, check_mode: bool) -> Out
         return Outcome(action, warnings=warnings, previous_ips=previous_ips)
     if action == REPLACED:
         return Outcome(action, _replace(engine, network, desired, entry, previous_ips), warnings, previous_ips)
-    if action == REPAIRED:
+    if action == REPAIRED and entry is None:
+        warnings.append(_clean_up_unfinished_add(engine, network, desired))
+    elif action == REPAIRED:
         engine.delete(network, desired.attachment)
     result = _add_keeping_addresses(engine, network, desired.attachment, previous_ips)
     return Outcome(action, result, warnings, previous_ips)
+
+
+def _clean_up_unfinished_add(engine: Engine, network: NetworkList, desired: Desired) -> str:
+    """DEL what an ADD that never finished left (its run was stopped, or its rollback failed), and
+    say so: the attachment is then added anew. A failed DEL keeps the intent marker for the next run."""
+    marker = _cache.pending_path(engine.cache_dir, desired.key)
+    try:
+        engine.delete(network, desired.attachment)
+    except DeleteError as exc:
+        raise DeleteError(f"cannot clean up after an earlier ADD of network {network.name} that did not finish "
+                          "(its run was stopped, or its rollback failed); its DEL failed", exc.cause,
+                          exc.cleanup_errors, f"the intent marker {marker} stays for the next run") from exc
+    return (f"an earlier ADD of this attachment did not finish (its run was stopped, or its rollback failed; intent "
+            f"marker {marker}): what it left was deleted and the attachment added anew")
+
+
+def _previous_ips(network: NetworkList, desired: Desired, entry: _cache.CacheEntry | None, action: str) -> list:
+    """The addresses the attachment had: its cached result's, or, for an ADD that was interrupted
+    before it cached one, those its IPAM still holds for it (read before the repair's DEL
+    releases them), so that the repair can ask for them again."""
+    if entry is not None and entry.result:
+        return summarise(entry.result)["ips"]
+    if entry is None and action == REPAIRED:
+        attachment = desired.attachment
+        return plugin_rules().reserved_addresses(network.plugins, network.name, attachment.container_id,
+                                                 attachment.ifname)
+    return []
 
 
 class AddWouldFailError(CNIError):
@@ -324,9 +353,9 @@ def item_result(desired: Desired, outcome) -> dict:
     item.update(failed=False, changed=outcome.changed, action=outcome.action, warnings=outcome.warnings,
                 result=outcome.result)
     item.update(summarise(outcome.result or {}))
-    item["address_changed"] = outcome.result is not None and bool(outcome.previous_ips) \
-        and set(outcome.previous_ips) != set(item["ips"])
-    if item["address_changed"]:
+    known_before = outcome.result is not None and bool(outcome.previous_ips)
+    item["address_changed"] = known_before and _hosts(outcome.previous_ips) != _hosts(item["ips"])
+    if known_before:
         item["previous_ips"] = outcome.previous_ips
     return item
 
@@ -344,6 +373,11 @@ def notices_of(desired: list, outcomes: list) -> list:
 def _some(names: list, shown: int = 3) -> str:
     more = f" and {len(names) - shown} more" if len(names) > shown else ""
     return "; ".join(names[:shown]) + more
+
+
+def _hosts(addresses: list) -> set:
+    """The addresses without their prefix (an address read from an IPAM's reservation may lack one)."""
+    return {address.split("/")[0] for address in addresses}
 
 
 def about(desired: Desired) -> str:

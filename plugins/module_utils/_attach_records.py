@@ -11,6 +11,8 @@ for an attachment is the service's."""
 
 from __future__ import annotations
 
+import os
+
 from . import _cache
 from ._engine import Attachment, Engine
 
@@ -18,6 +20,15 @@ from ._engine import Attachment, Engine
 def interrupted(engine: Engine, attachment: Attachment) -> bool:
     """True when an ADD of this attachment was started and never finished nor rolled back."""
     return _cache.is_pending(engine.cache_dir, attachment.key)
+
+
+def unfinished_adds(engine: Engine, entries: list) -> list:
+    """The intent markers of ADDs that neither finished nor were rolled back (the run was stopped,
+    or the rollback's DEL failed): their plugins may have left an interface, an address or
+    rules. ``entries`` are the usable cache entries; a marker beside a complete one is of an ADD
+    that did finish."""
+    finished = {os.path.basename(entry.path) for entry in entries if entry.result is not None}
+    return [path for path in _cache.list_pending(engine.cache_dir) if os.path.basename(path) not in finished]
 
 
 def clear_finished_intent(engine: Engine, attachment: Attachment) -> None:

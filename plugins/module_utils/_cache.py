@@ -210,6 +210,17 @@ def mark_pending(cache_dir: str, key: AttachmentKey) -> None:
         os.fchmod(fd, 0o600)
 
 
+def pending_path(cache_dir: str, key: AttachmentKey) -> str:
+    return os.path.join(cache_dir, PENDING_SUBDIR, key.file_name)
+
+
+def list_pending(cache_dir: str) -> list:
+    """The paths of the intent markers, sorted (each named as its attachment's cache entry)."""
+    with _subdir(cache_dir, PENDING_SUBDIR) as directory:
+        names = sorted(os.listdir(directory)) if directory is not None else []
+    return [os.path.join(cache_dir, PENDING_SUBDIR, name) for name in names]
+
+
 def clear_pending(cache_dir: str, key: AttachmentKey) -> None:
     """Remove the marker; its directory stays for the next ADD (:func:`remove_idle_lock_files`
     removes it once empty)."""

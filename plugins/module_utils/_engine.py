@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from . import _cache
 from ._conflist import NetworkList, as_libcni_passes, parse_network_list
 from ._defaults import DEFAULT_IFNAME, DEFAULT_TIMEOUT
-from ._errors import CNIError, ConfigError, DeleteError, OperationError, PluginError
+from ._errors import CNIError, ConfigError, DeleteError, OperationError, PluginError, RollbackFailedAlikeError
 from ._exec import Executor, PluginExecutor
 from ._identifiers import AttachmentKey, canonical_netns, check_container_id, check_ifname, check_network_name, cni_args_string
 from ._netns import interface_exists, interface_ipv4_address
@@ -201,9 +201,22 @@ class Engine:
                 rollback_errors = self._delete_plugins(network, version, calls, result)
                 if not rollback_errors:
                     _cache.clear_pending(self.cache_dir, key)
-                raise OperationError(f"ADD of network {network.name} failed and was rolled back", cause, rollback_errors) from exc
+                    raise OperationError(f"ADD of network {network.name} failed and was rolled back", cause) from exc
+                raise self._rollback_failed(network, key, cause, rollback_errors) from exc
             _cache.clear_pending(self.cache_dir, key)
         return final
+
+    def _rollback_failed(self, network: NetworkList, key: AttachmentKey, cause: CNIError,
+                         rollback_errors: list) -> OperationError:
+        """The error of an ADD whose rollback failed: what the plugins made may be left, and the
+        intent marker, which stays, makes the next ADD or DEL of the attachment DEL it first."""
+        left = (f"what the plugins made before the failure may be left on the host; the intent marker "
+                f"{_cache.pending_path(self.cache_dir, key)} records it, and the next run of this attachment "
+                "(state present or absent) DELs it first")
+        if RollbackFailedAlikeError.applies(cause, rollback_errors):
+            return RollbackFailedAlikeError(f"ADD of network {network.name} failed, and its rollback (DEL) failed "
+                                            "the same way", cause, rollback_errors, left)
+        return OperationError(f"ADD of network {network.name} failed", cause, rollback_errors, left)
 
     def refuse_taken_ifname(self, network: NetworkList, attachment: Attachment) -> None:
         """InterfaceInUseError when ``attachment.ifname`` already exists in the namespace, unless

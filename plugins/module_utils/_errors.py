@@ -94,12 +94,14 @@ class OperationError(CNIError):
     CLEANUP_TEXT = "rollback also failed"
     CLEANUP_KEY = "rollback_errors"
 
-    def __init__(self, message: str, cause: CNIError, cleanup_errors: list | None = None):
+    def __init__(self, message: str, cause: CNIError, cleanup_errors: list | None = None, aftermath: str = ""):
         self.cause = cause
         self.cleanup_errors = list(cleanup_errors or [])
         text = f"{message}: {cause}"
-        if self.cleanup_errors:
+        if self.cleanup_errors and self.CLEANUP_TEXT:
             text += f"; {self.CLEANUP_TEXT}: " + "; ".join(str(e) for e in self.cleanup_errors)
+        if aftermath:  # what the failure left, and what comes of it
+            text += f"; {aftermath}"
         super().__init__(text)
 
     def to_dict(self) -> dict:
@@ -109,6 +111,21 @@ class OperationError(CNIError):
         if self.cleanup_errors:
             result[self.CLEANUP_KEY] = [e.to_dict() for e in self.cleanup_errors]
         return result
+
+
+class RollbackFailedAlikeError(OperationError):
+    """A failed ADD whose rollback DEL failed with the very error the ADD met (the dhcp IPAM
+    without its daemon fails both): the error is said once, with that the rollback met it too;
+    the DEL's errors are still returned, under ``rollback_errors``."""
+
+    CLEANUP_TEXT = ""
+
+    @staticmethod
+    def applies(cause: CNIError, cleanup_errors: list) -> bool:
+        """Whether every cleanup error is the plugin error the operation failed with."""
+        def said(error) -> tuple | None:
+            return (error.plugin, error.msg, error.details) if isinstance(error, PluginError) else None
+        return said(cause) is not None and bool(cleanup_errors) and all(said(e) == said(cause) for e in cleanup_errors)
 
 
 class DeleteError(OperationError):

@@ -29,7 +29,8 @@ description:
     nor its rollback can remove someone else's interface. A plugin that configures an existing interface
     instead of creating one (loopback with O(ifname=lo), as containerd and CRI-O attach it) is not refused.
   - A repair or replacement asks host-local IPAM for the addresses the attachment had, so a workload keeps its
-    address where the IPAM can give it back; RV(address_changed) says when it could not.
+    address where the IPAM can give it back; RV(address_changed) says when it could not. An ADD interrupted by a
+    killed run (Ctrl-C) is repaired on the next run asking for the addresses host-local still holds for it.
   - An attachment found at the declared key that another runtime (podman, containerd, CRI-O, C(cnitool)) cached,
     rather than this collection, is verified and otherwise left alone; if it differs from the declaration or fails
     CHECK, the task fails instead of repairing or replacing it. O(state=absent) does detach it, with the
@@ -308,13 +309,16 @@ ifname:
 address_changed:
   description:
     - True when a repair or replacement gave the attachment other addresses than it had (the IPAM could not give
-      the old ones back); RV(previous_ips) then lists the old ones.
+      the old ones back); RV(previous_ips) lists the old ones.
   returned: always, without O(attachments)
   type: bool
   sample: false
 previous_ips:
-  description: The addresses the attachment had before a repair or replacement that changed them.
-  returned: when RV(address_changed) is true
+  description:
+    - The addresses the attachment had before a repair or replacement, where they are known (its cached result, or
+      for an interrupted ADD the addresses host-local held for it); compare with RV(ips), or read
+      RV(address_changed).
+  returned: when a repair or replacement knew the addresses the attachment had
   type: list
   elements: str
   sample: [10.22.0.5/16]

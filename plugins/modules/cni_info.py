@@ -151,6 +151,9 @@ attachments:
       O(cache_dir); this collection's GC never collects those.
     - C(netns) is the cached namespace path or, where the entry has none (libcni before 1.2 caches none), the
       C(sandbox) of the result's interface. C(netns_exists) is null when neither names a namespace.
+    - An ADD of M(cnikit.cni.cni_attach) that neither finished nor was rolled back (its run was stopped, or the
+      rollback's DEL failed) is not an attachment; a warning names its intent marker in C(cnikit-pending/) under
+      O(cache_dir), until the next M(cnikit.cni.cni_attach) of it deletes what it left.
   returned: when V(attachments) is in O(gather)
   type: list
   elements: dict

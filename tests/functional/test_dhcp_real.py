@@ -29,6 +29,7 @@ if subprocess.run(["sh", "-c", "command -v dnsmasq"], capture_output=True, check
 
 # pylint: disable=wrong-import-position
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
+from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _facts
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
 
 from hostclean import delete_cached
@@ -166,6 +167,35 @@ def test_del_after_a_daemon_restart_succeeds(lab, make_netns):
     daemon.start()  # knows nothing of the lease taken before
     assert engine.delete(network, attachment) is True
     assert engine.cached_attachments()[0] == []
+
+
+def test_add_without_the_daemon_says_so_once_and_the_next_attach_says_what_it_cleans_up(lab, make_netns):
+    """With no daemon on the socket, ADD fails at the IPAM and so does its rollback's DEL, with the
+    same error: said once, with what may be left and the intent marker that records it; cni_info's
+    attachment facts warn of that marker, and the next attach, once the daemon runs, says that it
+    deleted what the unfinished ADD left before adding the attachment."""
+    server, daemon, engine = lab
+    daemon.stop()
+    network = _bridge_network(server, daemon)
+    desired = _attach.Desired(lambda: network, Attachment(network.name, "cnit-e-c1", make_netns(), "eth0"))
+    marker = os.path.join(engine.cache_dir, "cnikit-pending", f"{network.name}-cnit-e-c1-eth0")
+
+    [failure] = _attach.converge_all(engine, [desired])
+    message = str(failure)
+    assert "its rollback (DEL) failed the same way: plugin bridge failed (ADD)" in message, message
+    assert message.count("error dialing DHCP daemon") == 1, message
+    assert "rollback also failed" not in message and marker in message, message
+    assert failure.to_dict()["rollback_errors"][0]["verb"] == "DEL"
+    facts, warnings = _facts.attachment_facts(engine)
+    assert facts == [] and len(warnings) == 1 and marker in warnings[0], warnings
+
+    daemon.start()
+    [outcome] = _attach.converge_all(engine, [desired])
+    assert outcome.action == "repaired"
+    assert [w for w in outcome.warnings if "an earlier ADD of this attachment did not finish" in w], outcome.warnings
+    assert server.in_range(_address(outcome.result))
+    assert _facts.attachment_facts(engine)[1] == []
+    assert engine.delete(network, desired.attachment) is True
 
 
 def test_check_after_a_daemon_restart_takes_the_lease_again(lab, make_netns, release):

@@ -61,6 +61,23 @@ def run_killed(module: str, args: dict, workdir: str, delay: float) -> bool:
         return True
 
 
+def run_killed_when(module: str, args: dict, workdir: str, ready, timeout: float = 30.0) -> None:
+    """Start a module and SIGKILL its process group as soon as ``ready()`` is true (polled), as
+    an operator's Ctrl-C or a lost connection stops it at that point."""
+    process = subprocess.Popen(command(module, args, workdir), stdout=subprocess.DEVNULL,  # pylint: disable=consider-using-with
+                               stderr=subprocess.DEVNULL, env=_env(), start_new_session=True)
+    deadline = time.monotonic() + timeout
+    try:
+        while not ready():
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"{module} finished or timed out before the point to kill it at")
+            time.sleep(0.02)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
 def wait_for_orphans(marker: str, timeout: float = 30.0) -> int:
     """Wait until no process whose environment or command line holds ``marker`` is left (plugins
     orphaned by a kill); return how many there were."""

@@ -264,3 +264,41 @@ def _install_landing(killed: bool, dest: str, manifest: dict, version: str, want
     if any(_sha256(os.path.join(dest, name)) == digest for name, digest in wanted.items()):
         return "between the renames and the manifest"
     return "before staging (start-up, reading and hashing the tarball)"
+
+
+# -- an interrupted batch keeps its addresses ------------------------------------------------
+
+def test_interrupted_batch_is_repaired_with_the_addresses_it_had(host, tmp_path):
+    """A batched cni_attach killed while its first ADD runs (after host-local reserved the
+    address, before the chain finished): the re-run repairs that attachment asking host-local
+    for the address it held, and reports it as the previous address beside the one it has now;
+    the item the kill kept from starting is added."""
+    network = f"{PREFIX}intr{host.index}"
+    fakes = FakePlugins(host.fake_dir)
+    fakes.install("hang", ADD={"sleep": 8})  # after bridge + host-local: the kill lands here
+    host.write_conflist(host.conflist(network, [{"type": "hang"}], subnet=f"10.246.{host.index}.0/24"))
+    interrupted, not_started = container_ids = [f"{PREFIX}icid{host.index}-{n}" for n in range(2)]
+    netns = host.netns(f"i{host.index}")
+    args = {"cni_path": host.cni_path, "conf_dir": host.conf_dir, "cache_dir": host.cache_dir, "timeout": 40,
+            "network": network, "netns": netns,
+            "attachments": [{"container_id": cid, "ifname": f"eth{n}"} for n, cid in enumerate(container_ids)]}
+    work = str(tmp_path / "moduletmp")
+
+    modules.run_killed_when("cni_attach", args, work, lambda: len(fakes.calls("ADD")) == 1)
+    modules.wait_for_orphans(interrupted)
+    [(held, owner)] = host.reservations(network).items()
+    assert owner == interrupted
+    assert host.state(network, [interrupted])["pending"]  # the kill left the intent marker
+
+    fakes.configure("hang")  # the next run's ADDs go through
+    result = modules.run("cni_attach", args, work)
+    assert not result.get("failed"), result.get("msg")
+    repaired, added = result["attachments"]
+    assert repaired["action"] == "repaired", repaired
+    assert repaired["previous_ips"] == [f"{held}/24"], repaired
+    assert repaired["ips"] == [f"{held}/24"] and repaired["address_changed"] is False, repaired
+    assert added["action"] == "added" and "previous_ips" not in added, added
+    assert host.state(network, container_ids)["pending"] == []
+
+    assert not modules.run("cni_attach", dict(args, state="absent"), work).get("failed")
+    host.assert_clean(network, container_ids, [netns])

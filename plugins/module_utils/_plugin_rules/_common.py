@@ -281,6 +281,10 @@ class PluginRules:
     # an IPAM type that hands out the addresses CNI_ARGS IP asks for (so a repaired or replaced
     # attachment can ask for the ones it had)
     honours_requested_ips: bool = False
+    # reserved_addresses(ipam, network, container_id, ifname) -> the addresses an IPAM type keeps
+    # on the host for an attachment (host-local's files), so that the repair of an interrupted ADD,
+    # which has no cached result, can ask for them; None: the IPAM keeps none the host can read
+    reserved_addresses: object = None
 
     def creates_interface_at(self, position: int, ipam_type) -> bool:
         """Whether the plugin creates CNI_IFNAME at this place in the list, with this IPAM type."""

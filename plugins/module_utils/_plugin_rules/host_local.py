@@ -9,6 +9,8 @@
 from __future__ import annotations
 
 import ipaddress
+import os
+import stat
 
 from .._schemas import DEFS, RANGE
 from ._common import PluginRules, Subnet, check_routes, is_ip, json_path, list_of, map_of, parse_cidr
@@ -22,6 +24,8 @@ SCHEMA = {
         "routes": DEFS["routes"], "dataDir": DEFS["string"], "resolvConf": DEFS["string"],
     },
 }
+DEFAULT_DATA_DIR = "/var/lib/cni/networks"
+RESERVATION_MAX_BYTES = 4096  # a container ID (at most 1024 bytes in practice) and an ifname
 # Calico's CNI plugin replaces these with the node's pod CIDR before it runs host-local.
 CALICO_PLACEHOLDERS = ("usePodCidr", "usePodCidrIPv6")
 
@@ -43,6 +47,52 @@ def subnets(ipam: dict) -> list:
     return [Subnet(iface.network, json_path(parts + ["subnet"]))
             for range_set in range_sets(ipam, []) for parts, item in range_set
             if (iface := parse_cidr(item.get("subnet"))) is not None]
+
+
+def reserved_addresses(ipam: dict, network: str, container_id: str, ifname: str) -> list:
+    """The addresses host-local holds for this attachment, in CIDR form where a range of the
+    section holds them: each of its files ``<dataDir>/<network>/<address>`` holds the container
+    ID and the ifname, one a line. What cannot be read is no reservation."""
+    data_dir = ipam.get("dataDir") if isinstance(ipam.get("dataDir"), str) and ipam.get("dataDir") else DEFAULT_DATA_DIR
+    directory = os.path.join(data_dir, network)
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    return [_with_prefix(address, ipam) for address in names if _is_address(address)
+            and _reservation_owner(os.path.join(directory, address)) == (container_id, ifname)]
+
+
+def _is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _reservation_owner(path: str) -> tuple | None:
+    """(container ID, ifname) of a reservation file, None when it cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
+        text = handle.read(RESERVATION_MAX_BYTES).decode("utf-8", "replace")
+    lines = [line.strip() for line in text.splitlines()]
+    return (lines[0], lines[1]) if len(lines) >= 2 else None
+
+
+def _with_prefix(address: str, ipam: dict) -> str:
+    """``address/prefix`` of the section's subnet that holds it; the bare address if none does
+    (ranges given at run time)."""
+    ip = ipaddress.ip_address(address)
+    for subnet in subnets(ipam):
+        if ip.version == subnet.network.version and ip in subnet.network:
+            return f"{ip}/{subnet.network.prefixlen}"
+    return str(ip)
 
 
 def gateway_sets(ipam: dict) -> list:
@@ -166,4 +216,5 @@ def check(plugin: dict, ctx) -> None:
     check_routes(ipam.get("routes"), ["ipam", "routes"], networks, ctx, gateways)
 
 
-RULES = PluginRules(SCHEMA, check, gateway_sets=gateway_sets, subnets=subnets, honours_requested_ips=True)
+RULES = PluginRules(SCHEMA, check, gateway_sets=gateway_sets, subnets=subnets, honours_requested_ips=True,
+                    reserved_addresses=reserved_addresses)

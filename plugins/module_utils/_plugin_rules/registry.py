@@ -91,6 +91,18 @@ def honours_requested_ips(plugins: list) -> bool:
     return False
 
 
+def reserved_addresses(plugins: list, network: str, container_id: str, ifname: str) -> list:
+    """The addresses the IPAM sections of these plugin objects keep on the host for an
+    attachment (see ``PluginRules.reserved_addresses``)."""
+    found = []
+    for plugin in plugins:
+        ipam = map_of(plugin.get("ipam"))
+        rules = _rules(IPAM, ipam.get("type"))
+        if rules is not None and rules.reserved_addresses is not None:
+            found += rules.reserved_addresses(ipam, network, container_id, ifname)
+    return found
+
+
 def _ipam_gateways(ipam: dict, ipam_rules) -> list | None:
     """Every gateway an IPAM section may hand out (see ``PluginRules.gateway_sets``), or None."""
     if ipam_rules is None or ipam_rules.gateway_sets is None:

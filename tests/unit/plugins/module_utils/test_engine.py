@@ -252,10 +252,26 @@ def test_rollback_errors_are_reported_beside_the_original(engine, fake):
     with pytest.raises(OperationError) as info:
         engine.add(_net("noop", "noop2"), _attachment())
     assert _sequence(fake)[-2:] == [("DEL", "noop2"), ("DEL", "noop")]  # rollback went on
-    assert str(info.value) == ("ADD of network net failed and was rolled back: plugin noop2 failed (ADD) [code 7]: "
-                               "add broke; rollback also failed: plugin noop2 failed (DEL) [code 999]: del broke")
+    marker = os.path.join(engine.cache_dir, "cnikit-pending", "net-c1-eth0")
+    assert str(info.value) == ("ADD of network net failed: plugin noop2 failed (ADD) [code 7]: "
+                               "add broke; rollback also failed: plugin noop2 failed (DEL) [code 999]: del broke; "
+                               f"what the plugins made before the failure may be left on the host; the intent marker "
+                               f"{marker} records it, and the next run of this attachment (state present or absent) "
+                               "DELs it first")
     assert [e["msg"] for e in info.value.to_dict()["rollback_errors"]] == \
         ["plugin noop2 failed (DEL) [code 999]: del broke"]
+
+
+def test_a_rollback_failing_with_the_error_of_the_add_says_it_once(engine, fake):
+    """The dhcp IPAM without its daemon fails ADD and DEL alike: one error, said once."""
+    refused = {"error": {"code": 999, "msg": "error dialing DHCP daemon: connection refused"}}
+    fake.configure("noop2", ADD=refused, DEL=refused)
+    with pytest.raises(OperationError) as info:
+        engine.add(_net("noop2"), _attachment())
+    assert str(info.value).startswith("ADD of network net failed, and its rollback (DEL) failed the same way: plugin "
+                                      "noop2 failed (ADD) [code 999]: error dialing DHCP daemon: connection refused; "
+                                      "what the plugins made")
+    assert [e["verb"] for e in info.value.to_dict()["rollback_errors"]] == ["DEL"]
 
 
 def test_missing_plugin_fails_the_add_and_the_others_are_rolled_back(engine, fake):
