@@ -47,6 +47,11 @@ def command_runner(module):
     return run
 
 
+def missing_libraries(*names: str) -> list:
+    """Those of ``names`` the Python running the module cannot import."""
+    return [name for name in names if importlib.util.find_spec(name) is None]
+
+
 def require_libraries(module, *names: str) -> None:
     """Fail the task before it changes anything when the Python running the module lacks a
     library. The libraries are imported later, by the code that needs them (pyroute2 alone
@@ -139,6 +144,10 @@ class ModuleHost:
 
     def require_libraries(self, *names: str) -> None:
         require_libraries(self._module, *names)
+
+    @staticmethod
+    def missing_libraries(*names: str) -> list:
+        return missing_libraries(*names)
 
     def hide(self, secret: str) -> None:
         """Keep a secret given inside another option (a password in a URL) out of the output."""

@@ -2,7 +2,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The plugins role's ``--check`` on a fresh minimal Debian host predicts instead of failing
-(issue 28): apt cannot predict without python3-apt, pip not without packaging.
+(issue 28): apt cannot predict without python3-apt, pip not without packaging; and the networks
+role after it predicts its file unvalidated, since jsonschema comes with the plugins role's run.
 
 The machine stands in for that host: the playbook runs in a mount namespace of its own where a
 tmpfs hides /usr/lib/python3/dist-packages, which holds every library the distribution's Python
@@ -43,6 +44,17 @@ PLAYBOOK = """
     - name: The plugins were predicted
       ansible.builtin.assert:
         that: cni_plugins_result is changed and cni_plugins_result.installed == ['bridge', 'loopback']
+    - ansible.builtin.include_role:
+        name: cnikit.cni.networks
+      vars:
+        cni_networks_conf_dir: "{{ work }}/conf"
+        cni_networks_cni_path: ["{{ work }}/bin"]
+        cni_networks:
+          - name: cnit-fresh
+            plugins: [{type: bridge, bridge: cnit-fresh0, ipam: {type: host-local, ranges: [[{subnet: 10.250.9.0/24}]]}}]
+    - name: The network was predicted, unvalidated (jsonschema comes with the plugins role's real run)
+      ansible.builtin.assert:
+        that: networks_declared is changed
 """
 
 
@@ -85,6 +97,7 @@ def test_check_mode_predicts_on_a_fresh_host(tmp_path, release_port, deps, would
         capture_output=True, text=True, env={**os.environ, "ANSIBLE_NOCOLOR": "1"}, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "python3-apt" in run.stdout and would_install in run.stdout, run.stdout
+    assert "jsonschema is not installed" in run.stdout + run.stderr, run.stdout + run.stderr
     if deps == "virtualenv":
         assert "packaging" in run.stdout and "the virtualenv" in run.stdout, run.stdout
     assert list(work.iterdir()) == [], "check mode wrote something"

@@ -32,12 +32,14 @@ class TaskFailed(Exception):
 
 
 class StandInHost:
-    def __init__(self, tmpdir: str, check_mode: bool = False, diff: bool = False):
+    def __init__(self, tmpdir: str, check_mode: bool = False, diff: bool = False, missing: tuple = ()):
         self.tmpdir = tmpdir
         self.check_mode = check_mode
         self.diff = diff
         self.warnings = []
         self.hidden = []
+        # Libraries the host stands in as lacking (the test virtualenvs have them all).
+        self.missing = tuple(missing)
 
     def warn(self, text: str) -> None:
         self.warnings.append(text)
@@ -45,8 +47,15 @@ class StandInHost:
     def fail(self, msg: str, **result) -> None:
         raise TaskFailed(msg, result)
 
-    def require_libraries(self, *_names: str) -> None:
-        """The test virtualenvs install them (requirements/managed-node.txt)."""
+    def require_libraries(self, *names: str) -> None:
+        """The test virtualenvs install them (requirements/managed-node.txt); ``missing`` says
+        which the host stands in as lacking."""
+        lacking = self.missing_libraries(*names)
+        if lacking:
+            self.fail(f"missing required libraries: {', '.join(lacking)}")
+
+    def missing_libraries(self, *names: str) -> list:
+        return [name for name in names if name in self.missing]
 
     def hide(self, secret: str) -> None:
         self.hidden.append(secret)

@@ -128,6 +128,23 @@ def test_network_check_mode_predicts_the_file_and_writes_nothing(tmp_path):
     assert not conf_dir.exists()
 
 
+def test_network_check_mode_on_a_host_without_jsonschema_predicts_unvalidated_and_a_real_run_fails(tmp_path):
+    """Check mode on a fresh host, before the plugins role has installed the libraries (issue 28):
+    a prediction with a warning, not a failure; the real run still needs jsonschema."""
+    given = params(_network_task.ARGUMENT_SPEC, name="cnit-web", plugins=[{"type": "bridge", "vlan": 5000}],
+                   conf_dir=str(tmp_path / "net.d"))
+    given["unsafe_writes"] = False
+    host, result = StandInHost(str(tmp_path), check_mode=True, missing=("jsonschema",)), {}
+
+    _network_task.run(host, given, result)
+
+    assert result["changed"] and result["validation_errors"] == []
+    assert [w for w in host.warnings if "jsonschema is not installed" in w and "without validating" in w]
+    with pytest.raises(TaskFailed, match="jsonschema"):
+        _network_task.run(StandInHost(str(tmp_path), missing=("jsonschema",)), given, {})
+    assert not (tmp_path / "net.d").exists()
+
+
 def test_network_warns_of_its_configuration_when_it_writes_it_not_on_every_converged_run(tmp_path):
     flat = {"type": "bridge", "bridge": "cnit-br0", "ipam": {"type": "host-local", "subnet": "10.9.0.0/24"}}
     given = params(_network_task.ARGUMENT_SPEC, name="cnit-web", plugins=[flat], conf_dir=str(tmp_path), check_plugins=False)
