@@ -20,6 +20,7 @@ from ._fileio import ensure_dir, remove_written_file
 from ._identifiers import check_network_name
 from ._netns import is_live
 from ._planned import planned_fact
+from ._plugin_rules.registry import add_blocker_findings
 from ._validate import ValidationReport, coerce_scalars, validate_network_list
 
 ARGUMENT_SPEC = ArgumentSpec({
@@ -107,13 +108,25 @@ def present(host, params, path: str, result: dict) -> None:
     if params["validate"] != "none":
         netfile.validate_on_host(conf, path, params["conf_dir"], report, _probing_executor(host, params, conf))
     data, result["config"] = netfile.normalise(conf)
+    unchanged = netfile.same_content(_existing(path), result["config"])
+    if params["validate"] != "none" and not unchanged:
+        _refuse_what_every_add_would_refuse(conf, report)
     standing = []
-    if not params["validate_only"] and netfile.same_content(_existing(path), result["config"]):
+    if not params["validate_only"] and unchanged:
         standing = of_the_options + (validate_network_list(conf).warnings if params["validate"] != "none" else [])
     _report(host, report, params["name"], params["validate"], not params["validate_only"], result, standing)
     if params["validate_only"]:
         return
     _write(host, params, path, data, result)
+
+
+def _refuse_what_every_add_would_refuse(conf: dict, report) -> None:
+    """A changed network every ADD of which the host would refuse as it is now (a gateway bridge
+    still holding the old subnet's address, without forceAddress): an error before the file is
+    written, so that a change cni_attach will refuse does not leave the file changed under the
+    host's attachments."""
+    for where, plugin_type, reason in add_blocker_findings(conf.get("plugins") or []):
+        report.error(where, f"({plugin_type}) {reason}: every ADD of the changed network would fail on this host")
 
 
 def _write(host, params, path: str, data: bytes, result: dict) -> None:

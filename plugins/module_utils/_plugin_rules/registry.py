@@ -110,10 +110,10 @@ def _ipam_gateways(ipam: dict, ipam_rules) -> list | None:
     return [gateway for _parts, gateways in ipam_rules.gateway_sets(ipam) for gateway in gateways]
 
 
-def add_blockers(plugins: list) -> list:
-    """Why an ADD of these plugin objects would fail on this host as it is now, one line per
-    plugin that says so (see ``PluginRules.add_blocker``)."""
-    reasons = []
+def add_blocker_findings(plugins: list) -> list:
+    """Why an ADD of these plugin objects would fail on this host as it is now: (JSON path, plugin
+    type, reason) for each plugin that says so (see ``PluginRules.add_blocker``)."""
+    findings = []
     for index, plugin in enumerate(plugins):
         rules = _rules(PLUGINS, plugin.get("type"))
         if rules is None or rules.add_blocker is None:
@@ -122,5 +122,10 @@ def add_blockers(plugins: list) -> list:
         ipam_rules = _rules(IPAM, ipam.get("type"))
         reason = rules.add_blocker(plugin, _ipam_gateways(ipam, ipam_rules))
         if reason:
-            reasons.append(f"{json_path(['plugins', index])} ({plugin['type']}): {reason}")
-    return reasons
+            findings.append((json_path(["plugins", index]), plugin["type"], reason))
+    return findings
+
+
+def add_blockers(plugins: list) -> list:
+    """The same, one line per plugin."""
+    return [f"{path} ({plugin_type}): {reason}" for path, plugin_type, reason in add_blocker_findings(plugins)]

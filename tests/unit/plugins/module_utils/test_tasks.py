@@ -145,6 +145,35 @@ def test_network_check_mode_on_a_host_without_jsonschema_predicts_unvalidated_an
     assert not (tmp_path / "net.d").exists()
 
 
+def test_network_refuses_a_change_every_add_would_refuse_and_leaves_the_file(tmp_path):
+    """A subnet change the bridge plugin will refuse on this host (issue 28: the file was rewritten,
+    then cni_attach refused the change). The host's loopback stands in for a gateway bridge that
+    holds 127.0.0.1/8, the old subnet's gateway."""
+    def bridge(subnet, **options):
+        return [{"type": "bridge", "bridge": "lo", "isGateway": True,
+                 "ipam": {"type": "host-local", "ranges": [[{"subnet": subnet}]]}, **options}]
+
+    def given(plugins):
+        options = params(_network_task.ARGUMENT_SPEC, name="cnit-web", plugins=plugins, conf_dir=str(tmp_path),
+                         check_plugins=False)
+        options["unsafe_writes"] = False
+        return options
+
+    _network_task.run(StandInHost(str(tmp_path)), given(bridge("127.0.0.0/8")), {})
+    written = (tmp_path / "10-cnit-web.conflist").read_bytes()
+    _network_task.run(StandInHost(str(tmp_path)), given(bridge("127.0.0.0/8")), {})  # converged: nothing to refuse
+
+    for check_mode in (True, False):
+        with pytest.raises(TaskFailed) as failed:
+            _network_task.run(StandInHost(str(tmp_path), check_mode=check_mode), given(bridge("10.9.8.0/24")), {})
+        assert "plugins[0]: (bridge) bridge lo on this host holds 127.0.0.1/8" in failed.value.msg
+        assert "every ADD of the changed network would fail" in failed.value.msg
+        assert (tmp_path / "10-cnit-web.conflist").read_bytes() == written
+    result = {}
+    _network_task.run(StandInHost(str(tmp_path)), given(bridge("10.9.8.0/24", forceAddress=True)), result)
+    assert result["changed"]
+
+
 def test_network_warns_of_its_configuration_when_it_writes_it_not_on_every_converged_run(tmp_path):
     flat = {"type": "bridge", "bridge": "cnit-br0", "ipam": {"type": "host-local", "subnet": "10.9.0.0/24"}}
     given = params(_network_task.ARGUMENT_SPEC, name="cnit-web", plugins=[flat], conf_dir=str(tmp_path), check_plugins=False)
