@@ -78,6 +78,9 @@ def make_netns():
         name = f"cnit-cm-{os.getpid()}-{next(_namespaces)}"
         subprocess.run(["ip", "netns", "add", name], check=True)
         created.append(name)
+        # A new namespace starts with the machine's IPv4 settings (net.core.devconf_inherit_init_net
+        # 0 inherits IPv4's, resets IPv6's), ip_forward among them: start from forwarding off.
+        subprocess.run(["ip", "netns", "exec", name, "sysctl", "-qw", "net.ipv4.ip_forward=0"], check=True)
         return f"/var/run/netns/{name}"
 
     yield make
