@@ -446,7 +446,7 @@ def test_a_withheld_check_is_one_notice_for_the_task_however_many_attachments_it
     outcomes = _attach.converge_all(engine, items)
 
     assert [o.action for o in outcomes] == ["unchanged"] * 5 and all(o.warnings == [] for o in outcomes)
-    assert [c for c in plugins.calls("CHECK")] == []
+    assert list(plugins.calls("CHECK")) == []
     notices = _attach.notices_of(items, outcomes)
     assert len(notices) == 1 and "CHECK is not sent to main with dhcp" in notices[0]
     assert notices[0].endswith(f"({'; '.join(_attach.about(item) for item in items[:3])} and 2 more)")
