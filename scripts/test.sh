@@ -57,15 +57,24 @@ stage_units() {
   cd "$REPO_ROOT"
   # functional, differential and reliability run the real plugin binaries as root, on prefixed
   # namespaces. reliability comes last: its tests import helpers from its own conftest.py.
-  local suites=() suite ignored=()
-  first_release && suites+=(tests/unit)
+  local suites=() suite ignored=() failed=0
+  first_release && { unit_tests "$VENV" || failed=1; }
   for suite in tests/functional tests/differential tests/reliability; do
     [[ -d $suite ]] && suites+=("$suite")
   done
   first_release || for suite in "${RELEASE_INDEPENDENT_TESTS[@]}"; do ignored+=("--ignore=$suite"); done
   # pytest exits 5 when it collects nothing; that only means "skip" while no test file exists.
   [[ -n "$(find "${suites[@]}" -name 'test_*.py' -print -quit)" ]] || skip "no test files in ${suites[*]}"
-  PYTHONPATH="$INPLACE_COLLECTIONS" python -m pytest "${ignored[@]}" "${suites[@]}"
+  PYTHONPATH="$INPLACE_COLLECTIONS" python -m pytest "${ignored[@]}" "${suites[@]}" || failed=1
+  return "$failed"
+}
+
+# <venv>: tests/unit under that virtualenv's Python. They need neither root nor the network and
+# share no state, so pytest-xdist spreads them over every CPU: they are most of a controller
+# row's time.
+unit_tests() {
+  (cd "$REPO_ROOT" && PYTHONPATH="$INPLACE_COLLECTIONS" "$1/bin/python" -m pytest -q -p no:cacheprovider \
+    --numprocesses auto tests/unit)
 }
 
 # One row of the matrix failed, or could not run: CI must see it, a developer may lack a Python.
@@ -123,11 +132,6 @@ controller_sanity() {
   (cd "$tree" && PATH="$venv/bin:$PATH" ansible-test sanity --local --python "$python" "${skip_pylint[@]}" --color no)
 }
 
-controller_units() {
-  local venv="$1"
-  (cd "$REPO_ROOT" && PYTHONPATH="$INPLACE_COLLECTIONS" "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/unit)
-}
-
 # The module and role reference as this row's ansible-doc renders it must be docs/reference/ as
 # committed (rendered with 2.19 by the docs stage); gen_docs.py runs in the development venv.
 REFERENCE_FROM_LINE=2.19
@@ -152,13 +156,13 @@ stage_controllers() {
       rows+=("$label: no Python $python"); row_unavailable "$label: no Python $python" || failed=1
       continue
     fi
-    venv="$({ controller_core_requirement "$core" "$prerelease"; echo pytest; echo hypothesis; managed_node_requirements "$libs"; } \
+    venv="$({ controller_core_requirement "$core" "$prerelease"; echo pytest; echo pytest-xdist; echo hypothesis; managed_node_requirements "$libs"; } \
       | ensure_build_venv "controller-$core-py$python-$libs" "$interpreter")"
     "$venv/bin/pip" list --format freeze 2>/dev/null | grep -iE '^(ansible-core|jsonschema|pyroute2)='
     ensure_offline_pip_bootstrap "$venv/bin/python"
     ROW_PARTS=()
     run_part sanity controller_sanity "$venv" "$python" "$core" || failed=1
-    run_part units controller_units "$venv" || failed=1
+    run_part units unit_tests "$venv" || failed=1
     if line_at_least "$core" "$REFERENCE_FROM_LINE"; then
       run_part reference controller_reference "$venv" || failed=1
     fi
@@ -363,16 +367,29 @@ execution_environment() {
 }
 
 ALL_STAGES=(setup lint sanity units controllers managed_nodes integration molecule docs build)
-declare -A RESULT SECONDS_TAKEN
+declare -A RESULT SECONDS_TAKEN CPU_TAKEN
 
 # Each stage's output is also kept in $STAGE_LOGS/<stage>.log, for the summary's failure lines.
 STAGE_LOGS="$BUILD_DIR/stage-logs"
 
 # <stage> or <stage>@<plugin release>.
+# Sets CHILDREN_CPU to the CPU seconds (user and system) of this shell's finished children so far:
+# beside wall time, the figure a busy shared machine does not inflate. `times` must run in this
+# shell: in a command substitution's subshell its counters start at zero.
+children_cpu_seconds() {
+  local user sys
+  times >"$STAGE_LOGS/.times"
+  { read -r _; read -r user sys; } <"$STAGE_LOGS/.times"
+  CHILDREN_CPU="$(awk -v u="$user" -v s="$sys" 'function sec(t) { split(t, p, /[ms]/); return p[1] * 60 + p[2] }
+    BEGIN { printf "%d\n", sec(u) + sec(s) }')"
+}
+
 run_stage() {
-  local name="$1" start=$SECONDS rc
-  log "stage $name"
+  local name="$1" start=$SECONDS rc cpu_start
   mkdir -p "$STAGE_LOGS"
+  children_cpu_seconds
+  cpu_start=$CHILDREN_CPU
+  log "stage $name"
   # set -e is ignored inside a subshell run as a condition, so switch it off around the call.
   set +e
   (set -e; [[ $name != *@* ]] || export CNIKIT_TEST_PLUGIN_RELEASE="${name#*@}"; "stage_${name%@*}") 2>&1 \
@@ -380,12 +397,14 @@ run_stage() {
   rc=${PIPESTATUS[0]}
   set -e
   SECONDS_TAKEN[$name]=$((SECONDS - start))
+  children_cpu_seconds
+  CPU_TAKEN[$name]=$((CHILDREN_CPU - cpu_start))
   case $rc in
     0) RESULT[$name]=passed ;;
     "$SKIPPED") RESULT[$name]=skipped ;;
     *) RESULT[$name]="failed (exit $rc)" ;;
   esac
-  echo "--- stage $name: ${RESULT[$name]} in ${SECONDS_TAKEN[$name]}s"
+  echo "--- stage $name: ${RESULT[$name]} in ${SECONDS_TAKEN[$name]}s (CPU ${CPU_TAKEN[$name]}s)"
 }
 
 # The stages named on the command line, in the order given, after setup; all of them without.
@@ -443,7 +462,7 @@ main() {
   done
   log "summary"
   for name in setup "${STAGES[@]}"; do
-    printf '%-20s %-18s %5ss\n' "$name" "${RESULT[$name]}" "${SECONDS_TAKEN[$name]}"
+    printf '%-20s %-18s %5ss  CPU %5ss\n' "$name" "${RESULT[$name]}" "${SECONDS_TAKEN[$name]}" "${CPU_TAKEN[$name]}"
     if [[ ${RESULT[$name]} == failed* ]]; then
       failure_lines "$name"
       failed=$((failed + 1))
