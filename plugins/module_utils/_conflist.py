@@ -231,14 +231,12 @@ def is_single_conf(conf) -> bool:
 
 
 def single_conf_as_list(conf: dict) -> dict:
-    """The one-plugin list libcni's ConfListFromConf makes of a single-plugin network, as a file
-    holds it: ``name`` and ``cniVersion`` (when set) become the list's, the plugin object keeps
-    every other key (``disableCheck`` too: libcni moves no other key). libcni also leaves those
-    two in the plugin object, and replaces them with the list's when it runs the plugin, so a
-    list without them in the plugin means the same."""
-    listed = {key: conf[key] for key in ("cniVersion", "name") if key in conf}
-    listed["plugins"] = [{key: value for key, value in conf.items() if key not in listed}]
-    return listed
+    """The one-plugin list libcni's ConfListFromConf makes of a single-plugin network: the list
+    takes its ``name`` and ``cniVersion`` (Go's zero value "" when it has none), and its plugin is
+    the whole object, those two included (libcni moves no key: a ``disableCheck`` there stays in
+    the plugin, where it has no effect). Runtimes cache this list when they attach a ``.conf``,
+    so a conflist that holds it is, to them, the same configuration."""
+    return {"name": conf.get("name", ""), "cniVersion": conf.get("cniVersion", ""), "plugins": [conf]}
 
 
 def parse_network(data: bytes | str | dict, source: str) -> NetworkList:
@@ -251,11 +249,7 @@ def parse_network(data: bytes | str | dict, source: str) -> NetworkList:
 
 def parse_single_conf(data: bytes | str, source: str) -> NetworkList:
     """A deprecated single-plugin ``.conf``/``.json`` network, up-converted to a list as libcni does."""
-    plugin = _check_plugin(_decode(data, source), source, f"{source}: type")
-    name = plugin.get("name")
-    if not isinstance(name, str) or not name:
-        raise ConfigError(f"{source}: name", "is missing: a network needs a name", name)
-    listed = {"name": name, "cniVersion": plugin.get("cniVersion", ""), "plugins": [plugin]}
+    listed = single_conf_as_list(_check_plugin(_decode(data, source), source, f"{source}: type"))
     # Sorted keys: the bytes libcni's ConfListFromConf produces (and caches) from a Go map.
     return parse_network_list(json.dumps(listed, separators=(",", ":"), sort_keys=True).encode(), source)
 

@@ -81,6 +81,10 @@ def build_conflist(name: str, plugins: list | None = None, config=None, **envelo
                           problem.value)
     converted = config is not None and is_single_conf(conf)
     if converted:
+        # Its plugin keeps name and cniVersion (single_conf_as_list): the list's, the task's when it sets them.
+        conf.setdefault("name", name)
+        if envelope.get("cni_version") is not None:
+            conf["cniVersion"] = envelope["cni_version"]
         conf = single_conf_as_list(conf)
     if conf.setdefault("name", name) != name:
         raise ConfigError("config.name", f"differs from the task's name {name!r}", conf["name"])

@@ -101,8 +101,8 @@ def present(host, params, path: str, result: dict) -> None:
     result["converted_from_conf"] = converted
     if converted:
         host.warn(f"network {params['name']}: config is a single-plugin network (a .conf): it is written as the "
-                  "one-plugin list libcni loads it as (name and cniVersion move to the list, the plugin keeps the "
-                  "rest); give config as a list with plugins to silence this")
+                  "one-plugin list libcni loads it as (the list takes its name and cniVersion, its plugin is the "
+                  "whole .conf); give config as a list with plugins to silence this")
     conf = coerce_scalars(conf)
     of_the_options = list(report.warnings)
     if params["validate"] != "none":

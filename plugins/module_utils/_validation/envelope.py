@@ -49,9 +49,10 @@ def check_envelope(conf: dict, source, dropin_files, report: ValidationReport) -
         except ConfigError as exc:
             report.error("name", exc.message, name)
     versions = conf.get("cniVersions")
-    if "cniVersion" in conf:
+    if conf.get("cniVersion", "") != "":
         _check_version_string(conf["cniVersion"], "cniVersion", report)
     elif not versions:  # with cniVersions, libcni runs the list at the highest of them
+        # "" is what libcni's ConfListFromConf gives a .conf without one, and what plugins read as unset.
         report.warn("cniVersion", "is not set: plugins then read the configuration as version 0.1.0")
     if versions is not None:
         if not isinstance(versions, list) or not versions:

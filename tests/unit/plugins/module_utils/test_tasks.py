@@ -203,6 +203,37 @@ def test_network_warns_of_what_the_host_says_on_every_run(tmp_path):
         assert [w for w in host.warnings if "99-broken.conflist cannot be loaded" in w]
 
 
+@pytest.mark.parametrize("managed", [True, False], ids=["cnikit", "another runtime"])
+def test_attachments_made_from_a_conf_are_unchanged_once_cni_network_writes_it_as_a_list(host, tmp_path, managed):
+    """An operator hands 10-net1.conf to cni_network (its content as config). The conflist written
+    is the list runtimes cached for the .conf (libcni's ConfListFromConf keeps name and cniVersion
+    in the plugin), so the attachments made from the .conf are left as they are: cnikit's not
+    replaced (DEL, ADD), another runtime's not refused as made with another configuration."""
+    host.plugin()
+    single = {"cniVersion": "1.0.0", "name": "net1", "type": "noop", "debugFile": str(host.bin / "noop.debug.json")}
+    (host.conf / "10-net1.conf").write_text(json.dumps(single))
+    netns = "/proc/self/ns/net"  # the test double creates nothing in it
+    attach = params(_attach_task.ARGUMENT_SPEC, network="net1", netns=netns, container_id="c1", ifname="cnit-t0",
+                    conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
+    if managed:
+        _attach_task.run(StandInHost(str(tmp_path)), attach, {})
+    else:  # as libcni caches it: ConfListFromConf's list, name and cniVersion in the plugin too
+        host.cache_entry("net1", "c1", netns, "cnit-t0", {"cniVersion": "1.0.0", "name": "net1", "plugins": [single]},
+                         managed=False)
+    network = params(_network_task.ARGUMENT_SPEC, name="net1", config=(host.conf / "10-net1.conf").read_text(),
+                     conf_dir=str(host.conf), check_plugins=False)
+    network["unsafe_writes"] = False
+    _network_task.run(StandInHost(str(tmp_path)), network, {})
+    host.log.unlink(missing_ok=True)
+    result = {}
+
+    _attach_task.run(StandInHost(str(tmp_path)), attach, result)
+
+    assert (host.conf / "10-net1.conflist").exists()  # read before the .conf: the network now comes from it
+    assert not result["changed"] and result["action"] == "unchanged", result
+    assert [c["verb"] for c in host.calls() if c["verb"] != "VERSION"] == ["CHECK"]
+
+
 def test_network_strict_validation_fails_the_task_with_the_findings(tmp_path):
     given = params(_network_task.ARGUMENT_SPEC, name="cnit-web", plugins=[{"type": "bridge", "vlan": 5000}],
                    conf_dir=str(tmp_path), check_plugins=False)
