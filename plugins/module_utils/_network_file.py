@@ -95,16 +95,12 @@ def build_conflist(name: str, plugins: list | None = None, config=None, **envelo
 
 
 def _parse_config_text(text: str | bytes) -> tuple:
-    """``config`` given as JSON text: ``(data, findings of parsing it)``. The findings of a
-    single-plugin network name their paths in the list it becomes (``plugins[0].sysctl``), so
-    that they are also judged by the plugin's rules (tuning refuses repeated sysctl keys)."""
+    """``config`` given as JSON text: ``(data, findings of parsing it)``; those of a single-plugin
+    network name their paths in the list it becomes (parse_conflist_text)."""
     conf, report = parse_conflist_text(text)
     if conf is None:
         error = report.errors[0]
         raise ConfigError(f"config.{error.path}" if error.path else "config", error.message)
-    if is_single_conf(conf):
-        text = text.encode() if isinstance(text, str) else text
-        _as_plugin, report = parse_conflist_text(b'{"plugins": [' + text + b"]}")
     return conf, report
 
 
