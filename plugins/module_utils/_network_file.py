@@ -121,9 +121,9 @@ def validate_on_host(conf: dict, path: str, conf_dir: str, report: ValidationRep
             continue  # the file this task replaces
         if libcni_order(problem.path) < libcni_order(path):
             report.error("", f"{problem.path}, read before this file, cannot be loaded ({problem.reason}); "
-                         "libcni stops at it and would never reach this network")
+                         "libcni stops at it and would never reach this network", of_host=True)
         else:
-            report.warn("", f"{problem.path} cannot be loaded: {problem.reason}")
+            report.warn("", f"{problem.path} cannot be loaded: {problem.reason}", of_host=True)
     probe = executor.supported_versions if executor is not None else None
     release = executor.release if executor is not None else None
     return validate_network_list(conf, installed_versions=probe, installed_release=release, other_networks=others,

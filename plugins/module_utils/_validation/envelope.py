@@ -97,9 +97,10 @@ def _check_dropins_only(conf: dict, source, dropin_files, report: ValidationRepo
         report.error("plugins", "is required when loadOnlyInlinedPlugins is true")
     elif dropin_files is not None and not dropin_files:
         report.error("plugins", f"is not set, and {directory} holds no *.conf plugin file: libcni cannot load this "
-                     "network (no plugin configs found)")
+                     "network (no plugin configs found)", of_host=True)
     else:
-        report.warn("plugins", f"is not set: libcni then loads {directory}/*.conf only")
+        # Of the host when it holds drop-ins: without them, the same configuration is an error.
+        report.warn("plugins", f"is not set: libcni then loads {directory}/*.conf only", of_host=dropin_files is not None)
 
 
 def _warn_runtime_config(plugin: dict, index: int, report: ValidationReport) -> None:

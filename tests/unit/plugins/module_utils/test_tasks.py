@@ -14,6 +14,7 @@ from stand_in_host import StandInHost, TaskFailed
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach_task, _gc, _install, _network_task
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
+from ansible_collections.cnikit.cni.plugins.module_utils._validation import schema
 
 
 def params(spec, **given) -> dict:
@@ -190,6 +191,28 @@ def test_network_warns_of_its_configuration_when_it_writes_it_not_on_every_conve
     # The file holds the flat subnet since the run that wrote it: listed, not warned of again.
     assert not converged and paths == ["plugins[0].ipam.subnet"]
     assert converged_warnings == [] and predicted_again == []
+
+
+def test_a_converged_network_run_reads_its_file_once_and_validates_once(tmp_path, monkeypatch):
+    """Issue 33: a converged cni_network task must cost little. Its warnings of the configuration
+    alone are told from the host's by their mark (of_host), not by validating again without the
+    host; the file read to compare is the one the write step compares."""
+    reads, schema_runs = [], []
+    read_conf_file, schema_findings = _network_task.read_conf_file, schema.schema_findings
+    monkeypatch.setattr(_network_task, "read_conf_file", lambda path: reads.append(path) or read_conf_file(path))
+    monkeypatch.setattr(schema, "schema_findings", lambda *a: schema_runs.append(a[0]) or schema_findings(*a))
+    flat = {"type": "bridge", "bridge": "cnit-br0", "ipam": {"type": "host-local", "subnet": "10.9.0.0/24"}}
+    given = params(_network_task.ARGUMENT_SPEC, name="cnit-web", plugins=[flat], conf_dir=str(tmp_path), check_plugins=False)
+    given["unsafe_writes"] = False
+    _network_task.run(StandInHost(str(tmp_path)), given, {})
+    written_runs = len(schema_runs)
+    reads.clear(), schema_runs.clear()
+    host, result = StandInHost(str(tmp_path)), {}
+
+    _network_task.run(host, given, result)
+
+    assert not result["changed"] and len(reads) == 1 and len(schema_runs) == written_runs == 2
+    assert [w["path"] for w in result["validation_warnings"]] == ["plugins[0].ipam.subnet"] and host.warnings == []
 
 
 def test_network_warns_of_what_the_host_says_on_every_run(tmp_path):
