@@ -166,10 +166,24 @@ def _decode(data: bytes | str, where: str) -> dict:
         raise ConfigError(where or "config", TOO_DEEP) from None
     if not isinstance(raw, dict):
         raise ConfigError(where or "config", "must be a JSON object", type(raw).__name__)
+    _refuse_what_go_refuses(raw, where)
+    return raw
+
+
+def _refuse_what_go_refuses(raw: dict, where: str) -> None:
     problem = go_json_problem(raw)
     if problem:
         raise ConfigError(f"{where or 'config'}: {problem.path}", problem.message, problem.value)
-    return raw
+
+
+def _as_given(data: bytes | str | dict, where: str) -> tuple:
+    """``(object, the bytes libcni would cache)`` of a network given as JSON text, or as a
+    mapping (an inline config: its compact JSON), checked as Go's decoder would check its text."""
+    if isinstance(data, dict):
+        _refuse_what_go_refuses(data, where)
+        return as_libcni_passes(data), json.dumps(data, separators=(",", ":")).encode()
+    raw_bytes = data.encode() if isinstance(data, str) else data
+    return _decode(raw_bytes, where), raw_bytes
 
 
 def _check_plugin(plugin: object, path: str, type_path: str | None = None) -> dict:
@@ -185,12 +199,11 @@ def parse_network_list(data: bytes | str | dict, source: str | None = None, conf
 
     With ``conf_dir``, plugin objects from ``<conf_dir>/<name>/*.conf`` are appended unless
     ``loadOnlyInlinedPlugins`` is true. Deeper checks live in _validate."""
+    return _network_list(*_as_given(data, source or "config"), source, conf_dir)
+
+
+def _network_list(raw: dict, raw_bytes: bytes, source: str | None, conf_dir: str | None = None) -> NetworkList:
     prefix = f"{source}: " if source else ""
-    if isinstance(data, dict):
-        raw, raw_bytes = as_libcni_passes(data), json.dumps(data, separators=(",", ":")).encode()
-    else:
-        raw_bytes = data.encode() if isinstance(data, str) else data
-        raw = _decode(raw_bytes, source or "config")
     name = raw.get("name")
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{prefix}name", "is missing: a network needs a name", name)
@@ -231,33 +244,28 @@ def is_single_conf(conf) -> bool:
 
 
 def single_conf_as_list(conf: dict) -> dict:
-    """The one-plugin list libcni's ConfListFromConf makes of a single-plugin network, as a file
-    holds it: ``name`` and ``cniVersion`` (when set) become the list's, the plugin object keeps
-    every other key (``disableCheck`` too: libcni moves no other key). libcni also leaves those
-    two in the plugin object, and replaces them with the list's when it runs the plugin, so a
-    list without them in the plugin means the same."""
-    listed = {key: conf[key] for key in ("cniVersion", "name") if key in conf}
-    listed["plugins"] = [{key: value for key, value in conf.items() if key not in listed}]
-    return listed
+    """The one-plugin list libcni's ConfListFromConf makes of a single-plugin network: the list
+    takes its ``name`` and ``cniVersion`` (Go's zero value "" when it has none), and its plugin is
+    the whole object, those two included (libcni moves no key: a ``disableCheck`` there stays in
+    the plugin, where it has no effect). Runtimes cache this list when they attach a ``.conf``,
+    so a conflist that holds it is, to them, the same configuration."""
+    return {"name": conf.get("name", ""), "cniVersion": conf.get("cniVersion", ""), "plugins": [conf]}
 
 
 def parse_network(data: bytes | str | dict, source: str) -> NetworkList:
     """A network given whole, as a list or, as libcni loads a ``.conf``, a single-plugin network."""
-    raw = data if isinstance(data, dict) else _decode(data, source)
-    if not is_single_conf(raw):
-        return parse_network_list(data, source)
-    return parse_single_conf(json.dumps(raw).encode() if isinstance(data, dict) else data, source)
+    raw, raw_bytes = _as_given(data, source)
+    if is_single_conf(raw):
+        return parse_single_conf(raw, source)
+    return _network_list(raw, raw_bytes, source)
 
 
-def parse_single_conf(data: bytes | str, source: str) -> NetworkList:
-    """A deprecated single-plugin ``.conf``/``.json`` network, up-converted to a list as libcni does."""
-    plugin = _check_plugin(_decode(data, source), source, f"{source}: type")
-    name = plugin.get("name")
-    if not isinstance(name, str) or not name:
-        raise ConfigError(f"{source}: name", "is missing: a network needs a name", name)
-    listed = {"name": name, "cniVersion": plugin.get("cniVersion", ""), "plugins": [plugin]}
+def parse_single_conf(conf: dict, source: str) -> NetworkList:
+    """A deprecated single-plugin ``.conf``/``.json`` network (its decoded object), up-converted to
+    a list as libcni does."""
+    listed = single_conf_as_list(_check_plugin(conf, source, f"{source}: type"))
     # Sorted keys: the bytes libcni's ConfListFromConf produces (and caches) from a Go map.
-    return parse_network_list(json.dumps(listed, separators=(",", ":"), sort_keys=True).encode(), source)
+    return _network_list(listed, json.dumps(listed, separators=(",", ":"), sort_keys=True).encode(), source)
 
 
 def _files(conf_dir: str, extensions: tuple) -> list:
@@ -310,7 +318,7 @@ def _load_file(conf_dir: str, path: str) -> NetworkList:
     data = read_conf_file(path)
     if path.endswith(CONFLIST_EXTENSIONS):
         return parse_network_list(data, path, conf_dir)
-    return parse_single_conf(data, path)
+    return parse_single_conf(_decode(data, path), path)
 
 
 def load_conf_dir(conf_dir: str) -> ConfDir:

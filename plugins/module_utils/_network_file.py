@@ -81,6 +81,10 @@ def build_conflist(name: str, plugins: list | None = None, config=None, **envelo
                           problem.value)
     converted = config is not None and is_single_conf(conf)
     if converted:
+        # Its plugin keeps name and cniVersion (single_conf_as_list): the list's, the task's when it sets them.
+        conf.setdefault("name", name)
+        if envelope.get("cni_version") is not None:
+            conf["cniVersion"] = envelope["cni_version"]
         conf = single_conf_as_list(conf)
     if conf.setdefault("name", name) != name:
         raise ConfigError("config.name", f"differs from the task's name {name!r}", conf["name"])
@@ -91,16 +95,12 @@ def build_conflist(name: str, plugins: list | None = None, config=None, **envelo
 
 
 def _parse_config_text(text: str | bytes) -> tuple:
-    """``config`` given as JSON text: ``(data, findings of parsing it)``. The findings of a
-    single-plugin network name their paths in the list it becomes (``plugins[0].sysctl``), so
-    that they are also judged by the plugin's rules (tuning refuses repeated sysctl keys)."""
+    """``config`` given as JSON text: ``(data, findings of parsing it)``; those of a single-plugin
+    network name their paths in the list it becomes (parse_conflist_text)."""
     conf, report = parse_conflist_text(text)
     if conf is None:
         error = report.errors[0]
         raise ConfigError(f"config.{error.path}" if error.path else "config", error.message)
-    if is_single_conf(conf):
-        text = text.encode() if isinstance(text, str) else text
-        _as_plugin, report = parse_conflist_text(b'{"plugins": [' + text + b"]}")
     return conf, report
 
 
@@ -121,9 +121,9 @@ def validate_on_host(conf: dict, path: str, conf_dir: str, report: ValidationRep
             continue  # the file this task replaces
         if libcni_order(problem.path) < libcni_order(path):
             report.error("", f"{problem.path}, read before this file, cannot be loaded ({problem.reason}); "
-                         "libcni stops at it and would never reach this network")
+                         "libcni stops at it and would never reach this network", of_host=True)
         else:
-            report.warn("", f"{problem.path} cannot be loaded: {problem.reason}")
+            report.warn("", f"{problem.path} cannot be loaded: {problem.reason}", of_host=True)
     probe = executor.supported_versions if executor is not None else None
     release = executor.release if executor is not None else None
     return validate_network_list(conf, installed_versions=probe, installed_release=release, other_networks=others,

@@ -21,7 +21,7 @@ from ._identifiers import check_network_name
 from ._netns import is_live
 from ._planned import planned_fact
 from ._plugin_rules.registry import add_blocker_findings
-from ._validate import ValidationReport, coerce_scalars, validate_network_list
+from ._validate import ValidationReport, coerce_scalars
 
 ARGUMENT_SPEC = ArgumentSpec({
     "name": {"type": "str", "required": True},
@@ -49,9 +49,7 @@ ARGUMENT_SPEC = ArgumentSpec({
 def run(host, params: dict, result: dict) -> None:
     """``host`` is the module's ``_ansible_glue.ModuleHost``."""
     if params["state"] == "present" and params["validate"] != "none":
-        params = _without_validation_on_a_fresh_host(host, params)
-    if params["state"] == "present" and params["validate"] != "none":
-        host.require_libraries("jsonschema")
+        params = _requiring_jsonschema(host, params)
     result.update({"changed": False, "path": None, "validation_errors": [], "validation_warnings": []})
     check_network_name(params["name"], "name")
     path = netfile.conflist_path(params["conf_dir"], params["name"], params["priority"], params["filename"])
@@ -62,11 +60,12 @@ def run(host, params: dict, result: dict) -> None:
         absent(host, params, path, result)
 
 
-def _without_validation_on_a_fresh_host(host, params: dict) -> dict:
-    """Check mode on a host the plugins role has not prepared yet (its check run installs
-    nothing): without jsonschema the file is predicted unvalidated, with a warning, rather than
-    the whole prediction failing; a real run still requires the library and validates."""
+def _requiring_jsonschema(host, params: dict) -> dict:
+    """Validation needs jsonschema: a real run without it fails. Check mode on a host the plugins
+    role has not prepared yet (its check run installs nothing) predicts the file unvalidated
+    instead, with a warning, rather than the whole prediction failing."""
     if not host.check_mode or not host.missing_libraries("jsonschema"):
+        host.require_libraries("jsonschema")
         return params
     host.warn(f"network {params['name']}: jsonschema is not installed for the Python running the module, so check "
               "mode predicts the file without validating it; a real run validates it once jsonschema is there "
@@ -101,23 +100,21 @@ def present(host, params, path: str, result: dict) -> None:
     result["converted_from_conf"] = converted
     if converted:
         host.warn(f"network {params['name']}: config is a single-plugin network (a .conf): it is written as the "
-                  "one-plugin list libcni loads it as (name and cniVersion move to the list, the plugin keeps the "
-                  "rest); give config as a list with plugins to silence this")
+                  "one-plugin list libcni loads it as (the list takes its name and cniVersion, its plugin is the "
+                  "whole .conf); give config as a list with plugins to silence this")
     conf = coerce_scalars(conf)
-    of_the_options = list(report.warnings)
     if params["validate"] != "none":
         netfile.validate_on_host(conf, path, params["conf_dir"], report, _probing_executor(host, params, conf))
     data, result["config"] = netfile.normalise(conf)
-    unchanged = netfile.same_content(_existing(path), result["config"])
+    existing = _existing(path)
+    unchanged = netfile.same_content(existing, result["config"])
     if params["validate"] != "none" and not unchanged:
         _refuse_what_every_add_would_refuse(conf, report)
-    standing = []
-    if not params["validate_only"] and unchanged:
-        standing = of_the_options + (validate_network_list(conf).warnings if params["validate"] != "none" else [])
-    _report(host, report, params["name"], params["validate"], not params["validate_only"], result, standing)
+    kept = unchanged and not params["validate_only"]
+    _report(host, report, params["name"], params["validate"], not params["validate_only"], result, kept)
     if params["validate_only"]:
         return
-    _write(host, params, path, data, result)
+    _write(host, params, path, data, existing, unchanged, result)
 
 
 def _refuse_what_every_add_would_refuse(conf: dict, report) -> None:
@@ -129,15 +126,15 @@ def _refuse_what_every_add_would_refuse(conf: dict, report) -> None:
         report.error(where, f"({plugin_type}) {reason}: every ADD of the changed network would fail on this host")
 
 
-def _write(host, params, path: str, data: bytes, result: dict) -> None:
-    """Write the file when its meaning changes, then bring its attributes (mode, owner, group,
-    SELinux context, chattr attributes) to what the task says, through Ansible's helpers."""
+def _write(host, params, path: str, data: bytes, existing: bytes | None, unchanged: bool, result: dict) -> None:
+    """Write the file (``existing``: its bytes now) unless its meaning is ``unchanged``, then bring
+    its attributes (mode, owner, group, SELinux context, chattr attributes) to what the task says,
+    through Ansible's helpers."""
     mode = netfile.parse_mode(params["mode"])
     if netfile.mode_warning(mode):
         host.warn(netfile.mode_warning(mode))
     uid, gid = netfile.resolve_id(params["owner"], "owner"), netfile.resolve_id(params["group"], "group")
-    existing = _existing(path)
-    rewrite = not netfile.same_content(existing, result["config"])
+    rewrite = not unchanged
     if host.check_mode and rewrite:
         result["ansible_facts"] = planned_fact(params["name"], params["conf_dir"], result["config"])
     attribute_diff = {"before_header": f"{path} (attributes)", "after_header": f"{path} (attributes)"}
@@ -230,17 +227,15 @@ def _warn_of_attachments_left(host, name: str, cache_dir: str) -> None:
               "namespaces are gone")
 
 
-def _report(host, report: ValidationReport, name: str, mode: str, writing: bool, result: dict,
-            standing: list) -> None:
-    """Fail or warn with the findings. ``standing``: warnings of the configuration alone, which
-    the file this task leaves as it is already holds: they were given when it was written, and
-    are listed in ``validation_warnings`` without being repeated on every converged run (what
-    the host says, its binaries and other files, is warned of on every run)."""
+def _report(host, report: ValidationReport, name: str, mode: str, writing: bool, result: dict, kept: bool) -> None:
+    """Fail or warn with the findings. ``kept``: the task leaves the file as it is, so the
+    warnings of the configuration alone were given when it was written: they are listed in
+    ``validation_warnings`` without being repeated on every converged run (what the host says,
+    its binaries and other files, ``of_host``, is warned of on every run)."""
     result["validation_errors"] = [f.to_dict() for f in report.errors]
     result["validation_warnings"] = [f.to_dict() for f in report.warnings]
-    given = {(f.path, f.message) for f in standing}
     for finding in report.warnings:
-        if (finding.path, finding.message) not in given:
+        if finding.of_host or not kept:
             host.warn(f"network {name}: {finding}")
     if report.errors and mode == "strict":
         host.fail(f"the network configuration is not valid: {report.summary()}", **result)

@@ -88,9 +88,10 @@ options:
       - Its C(name) must be O(name) or absent. The envelope options given here (O(cni_version),
         O(cni_versions), O(disable_check), O(disable_gc), O(load_only_inlined_plugins)) override its keys.
       - A single-plugin network (a C(.conf) file's content, with a plugin C(type) and no C(plugins)) is written as the
-        one-plugin list libcni loads it as (libcni's C(ConfListFromConf)) and validated as that list; C(name) and
-        C(cniVersion) become the list's, the plugin keeps every other key. The task warns, returns
-        RV(converted_from_conf=true), and the diff's header says so.
+        one-plugin list libcni loads it as (libcni's C(ConfListFromConf)) and validated as that list; the list takes
+        its C(name) and C(cniVersion), and its plugin is the whole C(.conf), those two included (set to the list's
+        when O(cni_version) is given), as runtimes cache it, so the attachments made from the C(.conf) stay as
+        they are. The task warns, returns RV(converted_from_conf=true), and the diff's header says so.
     type: raw
   cni_version:
     description:

@@ -192,21 +192,23 @@ class Context:
     def path(self, *parts) -> str:
         return json_path(self.base + list(parts))
 
-    def error(self, parts, message: str, *value) -> None:
-        self.report.error(self.path(*parts), message, *value)
+    def error(self, parts, message: str, *value, of_host: bool = False) -> None:
+        self.report.error(self.path(*parts), message, *value, of_host=of_host)
 
-    def warn(self, parts, message: str, *value) -> None:
-        self.report.warn(self.path(*parts), message, *value)
+    def warn(self, parts, message: str, *value, of_host: bool = False) -> None:
+        self.report.warn(self.path(*parts), message, *value, of_host=of_host)
 
     def since(self, release: str, parts, message: str, *value) -> None:
         """A rule the plugin enforces from ``release`` on: an error when the installed binary is
         that release or newer; nothing when it predates it (it ignores the key, which the
         key-age check reports); a warning when the release is not known."""
-        if self.releases is not None and self.releases.at_least(release):
-            self.error(parts, message, *value)
-        elif self.releases is None or not self.releases.before(release):
-            known = "no binary was probed" if self.releases is None else f"the installed one is {self.releases.label}"
-            self.warn(parts, f"{message} (plugin releases from {release_name(release)} reject this; {known})", *value)
+        probed = self.releases is not None
+        if probed and self.releases.at_least(release):
+            self.error(parts, message, *value, of_host=True)
+        elif not probed or not self.releases.before(release):
+            known = f"the installed one is {self.releases.label}" if probed else "no binary was probed"
+            self.warn(parts, f"{message} (plugin releases from {release_name(release)} reject this; {known})", *value,
+                      of_host=probed)
 
     def version_at_least(self, version: str) -> bool:
         key = version_or_none(self.version or "0.1.0")
@@ -323,7 +325,8 @@ def check_master_mtu(plugin: dict, ctx: Context) -> None:
     except (OSError, ValueError):
         return
     if mtu > master_mtu:
-        ctx.error(["mtu"], f"is above the MTU of master {master} on this host ({master_mtu}); the plugin refuses it", mtu)
+        ctx.error(["mtu"], f"is above the MTU of master {master} on this host ({master_mtu}); the plugin refuses it", mtu,
+                  of_host=True)
 
 
 def check_mac(plugin: dict, ctx: Context, key: str = "mac") -> None:

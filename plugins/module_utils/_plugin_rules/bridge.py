@@ -173,7 +173,7 @@ def _check_routes_without_gw(plugin: dict, ctx) -> None:
             ctx.warn(["ipam", "routes", index], f"has no gw: the installed bridge plugin is {ctx.releases.label}, and "
                      f"releases before v{fixed} fail CHECK on such a route ('Expected Route ... not found in routing "
                      f"table'); cnikit tolerates it ({ROUTE_WITHOUT_GW.name}), other runtimes report the attachment "
-                     f"broken{certainly}. Give the gw, or install v{fixed} or newer", route)
+                     f"broken{certainly}. Give the gw, or install v{fixed} or newer", route, of_host=True)
 
 
 def add_blocker(plugin: dict, ipam_gateways) -> str | None:

@@ -74,7 +74,8 @@ def check(plugin: dict, ctx) -> None:
     if not state["accepting"]:
         found = "its socket accepts no connection: the daemon has stopped" if state["present"] else "no socket"
         ctx.warn(where, f"no dhcp daemon listens on {path} on this host ({found}): every ADD fails until one "
-                        "runs ('dhcp daemon', unit cni-dhcp.socket; docs/user-guide.md, 'A DHCP network')", path)
+                        "runs ('dhcp daemon', unit cni-dhcp.socket; docs/user-guide.md, 'A DHCP network')", path,
+                 of_host=True)
 
 
 # Up to v1.1.1 the daemon answers CHECK as it answers ADD: it acquires a new lease, with a renewal

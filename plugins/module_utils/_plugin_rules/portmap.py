@@ -41,7 +41,7 @@ def check(plugin: dict, ctx) -> None:
             ctx.since("1.6.0", [key], "holds nftables-style conditions, which need backend: nftables", plugin[key])
             if ctx.releases is not None and ctx.releases.before("1.6.0"):
                 ctx.warn([key], "holds nftables-style conditions, but this release passes conditions to iptables, "
-                         "which rejects them once a port mapping arrives", plugin[key])
+                         "which rejects them once a port mapping arrives", plugin[key], of_host=True)
         elif style == "iptables" and backend == "nftables":
             ctx.since("1.6.0", [key], "holds iptables-style conditions, which the nftables backend cannot use", plugin[key])
     if backend == "nftables" and "externalSetMarkChain" in plugin:

@@ -38,7 +38,8 @@ def _check_sysctl(sysctl: dict, ctx) -> None:
             ctx.error(["sysctl", key], "invalid net sysctl key: it must start with 'net.' or 'net/'", key)
         elif ctx.on_host and os.path.isdir(f"{PROC_SYS}/net") and "\0" not in key \
                 and not os.path.exists(os.path.join(PROC_SYS, _sysctl_file(key))):
-            ctx.error(["sysctl", key], "is not a sysctl this kernel has (tuning fails 'no such file or directory')", key)
+            ctx.error(["sysctl", key], "is not a sysctl this kernel has (tuning fails 'no such file or directory')", key,
+                      of_host=True)
 
 
 def check(plugin: dict, ctx) -> None:

@@ -49,9 +49,10 @@ def check_envelope(conf: dict, source, dropin_files, report: ValidationReport) -
         except ConfigError as exc:
             report.error("name", exc.message, name)
     versions = conf.get("cniVersions")
-    if "cniVersion" in conf:
+    if conf.get("cniVersion", "") != "":
         _check_version_string(conf["cniVersion"], "cniVersion", report)
     elif not versions:  # with cniVersions, libcni runs the list at the highest of them
+        # "" is what libcni's ConfListFromConf gives a .conf without one, and what plugins read as unset.
         report.warn("cniVersion", "is not set: plugins then read the configuration as version 0.1.0")
     if versions is not None:
         if not isinstance(versions, list) or not versions:
@@ -96,9 +97,10 @@ def _check_dropins_only(conf: dict, source, dropin_files, report: ValidationRepo
         report.error("plugins", "is required when loadOnlyInlinedPlugins is true")
     elif dropin_files is not None and not dropin_files:
         report.error("plugins", f"is not set, and {directory} holds no *.conf plugin file: libcni cannot load this "
-                     "network (no plugin configs found)")
+                     "network (no plugin configs found)", of_host=True)
     else:
-        report.warn("plugins", f"is not set: libcni then loads {directory}/*.conf only")
+        # Of the host when it holds drop-ins: without them, the same configuration is an error.
+        report.warn("plugins", f"is not set: libcni then loads {directory}/*.conf only", of_host=dropin_files is not None)
 
 
 def _warn_runtime_config(plugin: dict, index: int, report: ValidationReport) -> None:

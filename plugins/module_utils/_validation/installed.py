@@ -30,7 +30,7 @@ def check_installed(conf: dict, installed_versions, installed_release, report: V
                 versions = list(installed_versions(name))
                 release = installed_release(name) if installed_release else None
             except (CNIError, OSError, ValueError) as exc:
-                report.error(path, str(exc), name)
+                report.error(path, str(exc), name, of_host=True)
                 continue
             supported.append(versions)
             owners.append((path, name, versions))
@@ -40,7 +40,7 @@ def check_installed(conf: dict, installed_versions, installed_release, report: V
         for path, name, versions in owners:
             if (version or "0.1.0") not in versions:
                 report.error("cniVersion", f"the installed {name} plugin ({path}) does not support it; it supports "
-                             + ", ".join(versions) + _version_way_out(version, supported), version)
+                             + ", ".join(versions) + _version_way_out(version, supported), version, of_host=True)
     return version, releases
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from .._conflist import TOO_DEEP, go_json_problem
+from .._conflist import TOO_DEEP, go_json_problem, is_single_conf
 from .._plugin_rules.registry import PLUGINS
 from .._plugin_rules._common import json_path
 from .report import ValidationReport
@@ -21,8 +21,9 @@ def parse_conflist_text(text: str | bytes) -> tuple:
     """Parse JSON text as Go would read it, returning ``(data, report)``.
 
     Duplicate keys are reported: Go keeps the last one silently, and some plugins refuse them
-    in one of their maps (``PluginRules.duplicate_key_errors``). A document that is not JSON is
-    an error at the root."""
+    in one of their maps (``PluginRules.duplicate_key_errors``). Those of a single-plugin network
+    (a ``.conf``) name their paths in the one-plugin list libcni makes of it (``plugins[0].sysctl``),
+    so that its plugin's rules judge them too. A document that is not JSON is an error at the root."""
     report = ValidationReport()
     duplicates = {}
     keep_alive = []
@@ -52,7 +53,7 @@ def parse_conflist_text(text: str | bytes) -> tuple:
         report.error(problem.path, problem.message, problem.value)
         return None, report
     if duplicates:
-        _report_duplicates(data, [], duplicates, report)
+        _report_duplicates(data, ["plugins", 0] if is_single_conf(data) else [], duplicates, report)
     return data, report
 
 

@@ -19,11 +19,14 @@ NO_VALUE = object()
 
 @dataclass
 class Finding:
-    """One problem: where (JSON path), what, and the offending value."""
+    """One problem: where (JSON path), what, and the offending value. ``of_host``: the host gave
+    it (its plugin binaries and their releases, its other files, its kernel and daemons), not the
+    configuration alone, so it may change while the configuration does not."""
 
     path: str
     message: str
     value: object = NO_VALUE
+    of_host: bool = False
 
     def to_dict(self) -> dict:
         result = {"path": self.path, "message": self.message}
@@ -45,11 +48,11 @@ class ValidationReport:
     def ok(self) -> bool:
         return not self.errors
 
-    def error(self, path: str, message: str, value: object = NO_VALUE) -> None:
-        self.errors.append(Finding(path, message, value))
+    def error(self, path: str, message: str, value: object = NO_VALUE, *, of_host: bool = False) -> None:
+        self.errors.append(Finding(path, message, value, of_host))
 
-    def warn(self, path: str, message: str, value: object = NO_VALUE) -> None:
-        self.warnings.append(Finding(path, message, value))
+    def warn(self, path: str, message: str, value: object = NO_VALUE, *, of_host: bool = False) -> None:
+        self.warnings.append(Finding(path, message, value, of_host))
 
     def to_dict(self) -> dict:
         return {"errors": [f.to_dict() for f in self.errors], "warnings": [f.to_dict() for f in self.warnings]}

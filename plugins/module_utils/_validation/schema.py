@@ -211,5 +211,6 @@ def check_rules(instance: dict, rules, kind: str, name: str, ctx: Context) -> di
         elif key in rules.since and ctx.releases is not None and not ctx.releases.at_least(rules.since[key]):
             certainly = ctx.releases.before(rules.since[key])
             ctx.warn(where, f"the installed {name} plugin is {ctx.releases.label}, and releases before "
-                     f"{release_name(rules.since[key])} ignore this key" + ("" if certainly else " (it may be one of them)"))
+                     f"{release_name(rules.since[key])} ignore this key" + ("" if certainly else " (it may be one of them)"),
+                     of_host=True)
     return go_view

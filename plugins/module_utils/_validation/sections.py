@@ -12,7 +12,7 @@ from __future__ import annotations
 from .._identifiers import is_plugin_file_name
 from .._plugin_rules.registry import IPAM, PLUGINS
 from .._plugin_rules._common import Context, is_ip, json_path, list_of, map_of, version_or_none
-from .report import NO_VALUE, ValidationReport
+from .report import ValidationReport
 from .schema import check_rules
 
 
@@ -92,7 +92,7 @@ def _check_ipam(plugin: dict, plugin_type: str, ipam_type: str, ctx: Context) ->
     go_view = _apply_ipam(plugin, ipam_type, rules, scratch_ctx)
     for finding in scratch.errors + scratch.warnings:
         ctx.report.warn(finding.path, f"{finding.message} (as {ipam_type} would read it; {plugin_type} may rewrite its "
-                        "ipam section before delegating)", *(() if finding.value is NO_VALUE else (finding.value,)))
+                        "ipam section before delegating)", finding.value, of_host=finding.of_host)
     return go_view
 
 

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import (
-    find_network, load_conf_dir, parse_network_list, parse_single_conf, render_conflist)
+    find_network, load_conf_dir, parse_network, parse_network_list, parse_single_conf, render_conflist)
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
 
 
@@ -74,7 +74,7 @@ def test_parse_rejects_what_libcni_rejects_naming_the_field(conf, path, message)
 
 def test_single_conf_is_up_converted_to_a_list_as_libcni_does():
     data = b'{"type":"bridge","name":"mynet","cniVersion":"0.2.0","bridge":"cni0"}'
-    network = parse_single_conf(data, "/d/10-mynet.conf")
+    network = parse_single_conf(json.loads(data), "/d/10-mynet.conf")
     assert network.name == "mynet" and network.cni_version == "0.2.0"
     assert network.plugins == [json.loads(data)]
     # ConfListFromConf marshals a Go map: sorted keys, compact.
@@ -83,12 +83,36 @@ def test_single_conf_is_up_converted_to_a_list_as_libcni_does():
 
 
 @pytest.mark.parametrize("conf, message", [
-    (b'{"name":"n"}', "every plugin needs a type"),
-    (b'{"type":"bridge"}', "a network needs a name"),
+    ({"name": "n"}, "every plugin needs a type"),
+    ({"type": "bridge"}, "a network needs a name"),
 ])
 def test_single_conf_needs_type_and_name(conf, message):
     with pytest.raises(ConfigError, match=message):
         parse_single_conf(conf, "/d/x.conf")
+
+
+@pytest.mark.parametrize("conf", [
+    {"cniVersion": "1.0.0", "name": "n", "plugins": [{"type": "bridge", "mtu": 1500.0}]},
+    {"cniVersion": "1.0.0", "name": "n", "type": "bridge", "mtu": 1500.0},
+], ids=["list", "single-plugin"])
+def test_a_network_given_as_a_mapping_is_the_network_its_text_is(conf):
+    """cni_attach's inline config, as a mapping or as JSON text: the same network, cached as the
+    same bytes (a whole-number float as Go prints it)."""
+    mapping, text = parse_network(conf, "config"), parse_network(json.dumps(conf).encode(), "config")
+    assert (mapping.raw, mapping.plugins) == (text.raw, text.plugins)
+    assert mapping.plugins[0]["mtu"] == 1500 and isinstance(mapping.plugins[0]["mtu"], int)
+    if "type" in conf:
+        assert mapping.raw_bytes == text.raw_bytes
+
+
+@pytest.mark.parametrize("conf", [
+    {"name": "n", "plugins": [{"type": "bridge", "mtu": float("nan")}]},
+    {"name": "n", "type": "bridge", "mtu": float("nan")},
+], ids=["list", "single-plugin"])
+def test_a_mapping_with_what_go_refuses_is_refused_as_its_text_is(conf):
+    with pytest.raises(ConfigError, match="not a finite number") as info:
+        parse_network(conf, "config")
+    assert info.value.path.startswith("config: ") and info.value.path.endswith("mtu")
 
 
 # -- loading a directory ------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from fake_executor import FakeExecutor
 from ansible_collections.cnikit.cni.plugins.module_utils import _network_file as netfile
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError, ConfigError
 from ansible_collections.cnikit.cni.plugins.module_utils._exec import PluginExecutor
-from ansible_collections.cnikit.cni.plugins.module_utils._validate import ValidationReport
+from ansible_collections.cnikit.cni.plugins.module_utils._validate import ValidationReport, validate_network_list
 
 LOOPBACK = [{"type": "loopback"}]
 
@@ -69,17 +69,37 @@ def test_build_from_mapping_fills_the_name_and_does_not_modify_it():
 
 
 def test_build_wraps_a_single_plugin_network_as_libcni_loads_it():
-    """libcni's ConfListFromConf: name and cniVersion become the list's, the plugin keeps every
-    other key (disableCheck too: libcni does not move it, so CHECK still runs)."""
+    """libcni's ConfListFromConf: the list takes name and cniVersion, and its plugin is the whole
+    object, those two included (so it is the list runtimes cache for the .conf); no other key
+    moves (disableCheck stays in the plugin, so CHECK still runs)."""
     single = {"cniVersion": "0.4.0", "name": "web", "type": "bridge", "disableCheck": True,
               "ipam": {"type": "host-local", "subnet": "10.9.0.0/24"}}
     for config in (single, json.dumps(single)):
         conf, report, converted = netfile.build_conflist("web", config=config)
         assert converted and report.errors == []
-        assert conf == {"cniVersion": "0.4.0", "name": "web", "plugins": [
-            {"type": "bridge", "disableCheck": True, "ipam": {"type": "host-local", "subnet": "10.9.0.0/24"}}]}
-    conf, _report, converted = netfile.build_conflist("web", config={"type": "loopback"}, cni_version="1.0.0")
-    assert converted and conf == {"name": "web", "cniVersion": "1.0.0", "plugins": [{"type": "loopback"}]}
+        assert conf == {"cniVersion": "0.4.0", "name": "web", "plugins": [single]}
+
+
+@pytest.mark.parametrize("config, given, plugin", [
+    ({"type": "loopback"}, {"cni_version": "1.0.0"}, {"type": "loopback", "name": "web", "cniVersion": "1.0.0"}),
+    ({"cniVersion": "0.4.0", "type": "loopback"}, {"cni_version": "1.0.0"},
+     {"type": "loopback", "name": "web", "cniVersion": "1.0.0"}),
+    ({"name": "web", "type": "loopback"}, {}, {"type": "loopback", "name": "web"}),
+])
+def test_the_plugin_of_a_wrapped_single_plugin_network_holds_the_lists_name_and_version(config, given, plugin):
+    conf, _report, converted = netfile.build_conflist("web", config=config, **given)
+    assert converted and conf["plugins"] == [plugin]
+    assert conf["name"] == "web" and conf["cniVersion"] == plugin.get("cniVersion", "")
+
+
+def test_a_single_plugin_network_without_cni_version_is_wrapped_as_libcni_does_and_only_warned_of():
+    """ConfListFromConf gives the list Go's zero value, "", which plugins read as unset (0.1.0)."""
+    conf, _report, _converted = netfile.build_conflist("web", config={"name": "web", "type": "loopback"})
+    assert conf["cniVersion"] == ""
+    report = validate_network_list(conf)
+    assert report.errors == []
+    assert [(f.path, f.message) for f in report.warnings] == [
+        ("cniVersion", "is not set: plugins then read the configuration as version 0.1.0")]
 
 
 def test_a_single_plugin_network_given_as_text_is_judged_by_its_plugins_rules():

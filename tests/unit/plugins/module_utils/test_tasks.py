@@ -14,6 +14,7 @@ from stand_in_host import StandInHost, TaskFailed
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach_task, _gc, _install, _network_task
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
+from ansible_collections.cnikit.cni.plugins.module_utils._validation import schema
 
 
 def params(spec, **given) -> dict:
@@ -192,6 +193,28 @@ def test_network_warns_of_its_configuration_when_it_writes_it_not_on_every_conve
     assert converged_warnings == [] and predicted_again == []
 
 
+def test_a_converged_network_run_reads_its_file_once_and_validates_once(tmp_path, monkeypatch):
+    """Issue 33: a converged cni_network task must cost little. Its warnings of the configuration
+    alone are told from the host's by their mark (of_host), not by validating again without the
+    host; the file read to compare is the one the write step compares."""
+    reads, schema_runs = [], []
+    read_conf_file, schema_findings = _network_task.read_conf_file, schema.schema_findings
+    monkeypatch.setattr(_network_task, "read_conf_file", lambda path: reads.append(path) or read_conf_file(path))
+    monkeypatch.setattr(schema, "schema_findings", lambda *a: schema_runs.append(a[0]) or schema_findings(*a))
+    flat = {"type": "bridge", "bridge": "cnit-br0", "ipam": {"type": "host-local", "subnet": "10.9.0.0/24"}}
+    given = params(_network_task.ARGUMENT_SPEC, name="cnit-web", plugins=[flat], conf_dir=str(tmp_path), check_plugins=False)
+    given["unsafe_writes"] = False
+    _network_task.run(StandInHost(str(tmp_path)), given, {})
+    written_runs = len(schema_runs)
+    reads.clear(), schema_runs.clear()
+    host, result = StandInHost(str(tmp_path)), {}
+
+    _network_task.run(host, given, result)
+
+    assert not result["changed"] and len(reads) == 1 and len(schema_runs) == written_runs == 2
+    assert [w["path"] for w in result["validation_warnings"]] == ["plugins[0].ipam.subnet"] and host.warnings == []
+
+
 def test_network_warns_of_what_the_host_says_on_every_run(tmp_path):
     given = params(_network_task.ARGUMENT_SPEC, name="cnit-web", plugins=[{"type": "loopback"}], conf_dir=str(tmp_path),
                    check_plugins=False)
@@ -201,6 +224,37 @@ def test_network_warns_of_what_the_host_says_on_every_run(tmp_path):
         host = StandInHost(str(tmp_path))
         _network_task.run(host, given, {})
         assert [w for w in host.warnings if "99-broken.conflist cannot be loaded" in w]
+
+
+@pytest.mark.parametrize("managed", [True, False], ids=["cnikit", "another runtime"])
+def test_attachments_made_from_a_conf_are_unchanged_once_cni_network_writes_it_as_a_list(host, tmp_path, managed):
+    """An operator hands 10-net1.conf to cni_network (its content as config). The conflist written
+    is the list runtimes cached for the .conf (libcni's ConfListFromConf keeps name and cniVersion
+    in the plugin), so the attachments made from the .conf are left as they are: cnikit's not
+    replaced (DEL, ADD), another runtime's not refused as made with another configuration."""
+    host.plugin()
+    single = {"cniVersion": "1.0.0", "name": "net1", "type": "noop", "debugFile": str(host.bin / "noop.debug.json")}
+    (host.conf / "10-net1.conf").write_text(json.dumps(single))
+    netns = "/proc/self/ns/net"  # the test double creates nothing in it
+    attach = params(_attach_task.ARGUMENT_SPEC, network="net1", netns=netns, container_id="c1", ifname="cnit-t0",
+                    conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
+    if managed:
+        _attach_task.run(StandInHost(str(tmp_path)), attach, {})
+    else:  # as libcni caches it: ConfListFromConf's list, name and cniVersion in the plugin too
+        host.cache_entry("net1", "c1", netns, "cnit-t0", {"cniVersion": "1.0.0", "name": "net1", "plugins": [single]},
+                         managed=False)
+    network = params(_network_task.ARGUMENT_SPEC, name="net1", config=(host.conf / "10-net1.conf").read_text(),
+                     conf_dir=str(host.conf), check_plugins=False)
+    network["unsafe_writes"] = False
+    _network_task.run(StandInHost(str(tmp_path)), network, {})
+    host.log.unlink(missing_ok=True)
+    result = {}
+
+    _attach_task.run(StandInHost(str(tmp_path)), attach, result)
+
+    assert (host.conf / "10-net1.conflist").exists()  # read before the .conf: the network now comes from it
+    assert not result["changed"] and result["action"] == "unchanged", result
+    assert [c["verb"] for c in host.calls() if c["verb"] != "VERSION"] == ["CHECK"]
 
 
 def test_network_strict_validation_fails_the_task_with_the_findings(tmp_path):

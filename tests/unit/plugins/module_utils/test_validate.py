@@ -528,7 +528,7 @@ def test_corpus_valid_single_plugin_conf_given_as_config(path):
     conf, report, converted = build_conflist(single["name"], config=path.read_text())
     assert converted
     assert conf["name"] == single["name"] and conf["cniVersion"] == single["cniVersion"]
-    assert conf["plugins"] == [{k: v for k, v in single.items() if k not in ("name", "cniVersion")}]
+    assert conf["plugins"] == [single]
     validate_network_list(conf, report=report)
     assert [str(f) for f in report.errors] == []
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import string
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -102,6 +103,31 @@ def test_releases_from_spec_versions():
     assert Releases.from_spec_versions(NEW).at_least("1.6.0")
     assert Releases.from_spec_versions(OLD).before("1.6.0")
     assert not Releases.from_spec_versions(OLD).at_least("1.1.0") and not Releases.from_spec_versions(OLD).before("1.1.0")
+
+
+def test_a_finding_the_host_gives_is_marked_as_the_hosts():
+    """The installed release, the other networks: cni_network warns of these on every run, and of
+    the configuration's own findings only when it writes the file (of_host tells them apart)."""
+    conf = net({"type": "bridge", "ipam": dict(HL, routes=[{"dst": "0.0.0.0/0"}])}, {"type": "tuning", "txQLen": 100})
+    other = SimpleNamespace(name="t", source="/d/20-t.conflist", plugins=[])
+    on_host = validate_network_list(conf, other_networks=[other], source="/d/10-t.conflist", **installed(OLD, "1.1.1"))
+    assert {f.path: f.of_host for f in on_host.warnings} == {
+        "plugins[0].ipam.subnet": False,  # the flat form: the configuration's
+        "plugins[0].ipam.routes[0]": True,  # bridge v1.1.1's CHECK fails on a route without gw
+        "plugins[1].txQLen": True,  # tuning v1.1.1 ignores the key
+        "name": True,  # also the name of /d/20-t.conflist
+    }
+    assert [(f.path, f.of_host) for f in validate_network_list(conf).warnings] == [("plugins[0].ipam.subnet", False)]
+
+
+@pytest.mark.parametrize("probed", [False, True], ids=["not probed", "probed"])
+def test_a_release_rule_is_the_hosts_once_a_binary_is_probed(probed):
+    """v1.3.0 refuses the trunk: an error of the host with that release installed, a warning of
+    the configuration while no binary was probed."""
+    conf = net({"type": "bridge", "vlanTrunk": [{"minID": 20, "maxID": 10}]})
+    report = validate_network_list(conf, **(installed(NEW, "1.3.0") if probed else {}))
+    [finding] = report.errors if probed else report.warnings
+    assert finding.path == "plugins[0].vlanTrunk[0]" and finding.of_host is probed
 
 
 # --- what the plugins or the kernel refuse -------------------------------------------------------

@@ -142,9 +142,8 @@ def test_a_single_plugin_conf_is_written_as_the_list_libcni_loads_it_as(tmp_path
     config = json.dumps(HARD_WAY_BRIDGE) if as_text else HARD_WAY_BRIDGE
     first = run(capsys, diff=True, name="bridge", config=config, conf_dir=str(tmp_path))
     assert first["changed"] and first["converted_from_conf"] and not first.get("failed"), first
-    plugin = {k: v for k, v in HARD_WAY_BRIDGE.items() if k not in ("name", "cniVersion")}
     assert json.loads((tmp_path / "10-bridge.conflist").read_text()) == {
-        "cniVersion": "1.0.0", "name": "bridge", "plugins": [plugin]}
+        "cniVersion": "1.0.0", "name": "bridge", "plugins": [HARD_WAY_BRIDGE]}
     assert "converted from a single-plugin .conf" in first["diff"]["after_header"]
     assert "config is a single-plugin network (a .conf)" in str(first["warnings"])
     again = run(capsys, name="bridge", config=config, conf_dir=str(tmp_path))
