@@ -35,6 +35,7 @@ from typing import Callable
 
 from . import _fileio
 from ._argspec import ArgumentSpec
+from ._cache import open_subdir, warn_of_cache_dir
 from ._errors import CNIError, ConfigError
 from ._identifiers import check_network_name
 
@@ -71,12 +72,8 @@ class RecordError(CNIError):
         return {"msg": str(self), "path": self.path}
 
 
-def record_dir(cache_dir: str) -> str:
-    return os.path.join(cache_dir, RECORD_DIR)
-
-
 def record_path(cache_dir: str, network: str) -> str:
-    return os.path.join(record_dir(cache_dir), network + RECORD_SUFFIX)
+    return os.path.join(cache_dir, RECORD_DIR, network + RECORD_SUFFIX)
 
 
 def record_text(record: dict) -> str:
@@ -111,54 +108,51 @@ def parse_record(data: bytes, path: str, network: str) -> dict:
 
 
 def read_record(cache_dir: str, network: str) -> dict | None:
-    """The record of ``network``, None when there is none; RecordError when it cannot be read."""
-    path = record_path(cache_dir, network)
-    try:
-        directory = os.open(record_dir(cache_dir), _fileio.DIRECTORY_FLAGS)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as exc:
-        raise RecordError(path, exc.strerror) from None
-    try:
-        data = _fileio.read_regular_at(directory, os.path.basename(path))
-    except OSError as exc:  # NotARegularFile is one
-        raise RecordError(path, exc.strerror) from None
-    finally:
-        os.close(directory)
-    return None if data is None else parse_record(data, path, network)
+    """The record of ``network``, None when there is none; RecordError when it cannot be read,
+    ConfigError naming cache_dir when its record directory is not one the collection may use."""
+    with open_subdir(cache_dir, RECORD_DIR) as directory:
+        return None if directory is None else _read_record_at(directory, cache_dir, network)
 
 
 def read_records(cache_dir: str) -> tuple:
     """Every record under ``cache_dir``: ({network: record}, {network: RecordError}), the
     network named by the file's name."""
-    try:
-        names = sorted(os.listdir(record_dir(cache_dir)))
-    except (FileNotFoundError, NotADirectoryError):
-        return {}, {}
     records, problems = {}, {}
-    for name in names:
-        if name.startswith(".") or not name.endswith(RECORD_SUFFIX):
-            continue  # a writer's temporary file, or not ours
-        network = name[:-len(RECORD_SUFFIX)]
-        try:
-            record = read_record(cache_dir, network)
-        except RecordError as exc:
-            problems[network] = exc
-            continue
-        if record is not None:  # removed meanwhile
-            records[network] = record
+    with open_subdir(cache_dir, RECORD_DIR) as directory:
+        for name in sorted(os.listdir(directory)) if directory is not None else []:
+            if name.startswith(".") or not name.endswith(RECORD_SUFFIX):
+                continue  # a writer's temporary file, or not ours
+            network = name[:-len(RECORD_SUFFIX)]
+            try:
+                record = _read_record_at(directory, cache_dir, network)
+            except RecordError as exc:
+                problems[network] = exc
+                continue
+            if record is not None:  # removed meanwhile
+                records[network] = record
     return records, problems
 
 
+def _read_record_at(directory: int, cache_dir: str, network: str) -> dict | None:
+    """:func:`read_record` in the record directory open as ``directory``."""
+    path = record_path(cache_dir, network)
+    try:
+        data = _fileio.read_regular_at(directory, os.path.basename(path))
+    except OSError as exc:  # NotARegularFile is one
+        raise RecordError(path, exc.strerror) from None
+    return None if data is None else parse_record(data, path, network)
+
+
 def write_record(cache_dir: str, record: dict) -> None:
-    _fileio.ensure_dir(cache_dir, 0o700)
-    _fileio.ensure_dir(record_dir(cache_dir), 0o755)
-    _fileio.atomic_write(record_path(cache_dir, record["network"]), record_text(record).encode(), 0o644)
+    """Write the record atomically, creating its directory as the cache's others (0700)."""
+    with open_subdir(cache_dir, RECORD_DIR, create=True) as directory:
+        _fileio.atomic_write_at(directory, record["network"] + RECORD_SUFFIX, record_text(record).encode(), 0o644)
 
 
 def delete_record(cache_dir: str, network: str) -> bool:
     """Remove the record (and temporary files a killed writer left); True if it existed."""
-    return _fileio.remove_written_file(record_path(cache_dir, network))
+    with open_subdir(cache_dir, RECORD_DIR) as directory:
+        return directory is not None and _fileio.remove_written_file_at(directory, network + RECORD_SUFFIX)
 
 
 # -- forwarding ---------------------------------------------------------------------------------
@@ -400,6 +394,7 @@ def run(host, params: dict, result: dict) -> None:
     """``host`` is the module's ``_ansible_glue.ModuleHost``."""
     network = check_network_name(params["network"], "network")
     cache_dir = params["cache_dir"]
+    warn_of_cache_dir(host, cache_dir)
     record = read_record(cache_dir, network)
     result.update(changed=False, record=record, path=record_path(cache_dir, network),
                   chains=chain_names(network), changes=[])

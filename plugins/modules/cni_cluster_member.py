@@ -90,6 +90,9 @@ options:
     description:
       - Directory holding the record, in its subdirectory C(cnikit-cluster). The libcni-compatible result cache
         of the other modules lives in the same directory.
+      - As the cache's own subdirectories, C(cnikit-cluster) is created with mode C(0700), never followed if it
+        is a symbolic link, and refused if it is owned by a user other than root or the one running the module,
+        or writable by group or others. A O(cache_dir) another user owns or can write is used with a warning.
     type: path
     default: /var/lib/cni
 notes:

@@ -132,6 +132,52 @@ def test_a_symlinked_record_is_not_followed(tmp_path):
         member.read_record(str(tmp_path), "cluster")
 
 
+RECORD_OPERATIONS = {
+    "write": lambda cache_dir: member.write_record(cache_dir, record()),
+    "read": lambda cache_dir: member.read_record(cache_dir, "cluster"),
+    "read all": member.read_records,
+    "delete": lambda cache_dir: member.delete_record(cache_dir, "cluster"),
+}
+
+
+@pytest.mark.parametrize("operation", sorted(RECORD_OPERATIONS))
+def test_a_symlinked_record_directory_is_refused_and_its_target_untouched(tmp_path, operation):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "cluster.json").write_text("precious\n")
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir()
+    (cache_dir / "cnikit-cluster").symlink_to(victim)
+
+    with pytest.raises(ConfigError) as caught:
+        RECORD_OPERATIONS[operation](str(cache_dir))
+
+    assert caught.value.path == "cache_dir"
+    assert caught.value.message == (f"{cache_dir}/cnikit-cluster is a symbolic link; the collection never follows "
+                                    "links inside the cache dir")
+    assert {p.name: p.read_text() for p in victim.iterdir()} == {"cluster.json": "precious\n"}
+
+
+@pytest.mark.parametrize("mode", [0o770, 0o777], ids=["group-writable", "world-writable"])
+def test_a_record_directory_others_can_write_is_refused(tmp_path, mode):
+    directory = tmp_path / "cnikit-cluster"
+    directory.mkdir()
+    directory.chmod(mode)
+
+    with pytest.raises(ConfigError) as caught:
+        member.write_record(str(tmp_path), record())
+
+    assert caught.value.path == "cache_dir" and f"{directory} is writable by group or others" in caught.value.message
+    assert os.listdir(directory) == []
+
+
+def test_the_record_directory_is_made_as_the_caches_others(tmp_path):
+    member.write_record(str(tmp_path / "cache"), record())
+
+    assert oct((tmp_path / "cache" / "cnikit-cluster").stat().st_mode & 0o777) == "0o700"
+    assert oct((tmp_path / "cache").stat().st_mode & 0o777) == "0o700"
+
+
 def test_cni_info_reports_every_record_and_a_damaged_one_without_failing(tmp_path):
     cache_dir = str(tmp_path)
     member.write_record(cache_dir, record())
