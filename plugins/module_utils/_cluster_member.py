@@ -21,7 +21,8 @@
 
 The state is read with ``iptables-save -t <table>`` and only what differs is changed, with
 ``iptables -w`` through the host's ``run_command``; ``state=absent`` removes exactly these
-chains and their jumps, restores the sysctl and deletes the record."""
+chains and their jumps, restores the sysctl (unless another network of the same IP version still
+has a record, which it then hands the value on to) and deletes the record."""
 
 from __future__ import annotations
 
@@ -53,6 +54,7 @@ RECORD_FORMAT = 1
 RECORD_FIELDS = ("network", "cidr", "subnet", "masquerade", "ip_forward_before")
 PROC_SYS = "/proc/sys"
 FORWARDING_SYSCTL = {4: "net.ipv4.ip_forward", 6: "net.ipv6.conf.all.forwarding"}
+FORWARDING_ON = 1
 IPTABLES = {4: "iptables", 6: "ip6tables"}
 MULTICAST = {4: "224.0.0.0/4", 6: "ff00::/8"}
 CHAIN_PREFIX = {"forward": "CNIKIT-FWD-", "masquerade": "CNIKIT-MASQ-"}
@@ -66,6 +68,7 @@ class RecordError(CNIError):
 
     def __init__(self, path: str, reason: str):
         self.path = path
+        self.reason = reason
         super().__init__(f"cluster record {path}: {reason}")
 
     def to_dict(self) -> dict:
@@ -467,9 +470,9 @@ def plan_present(host, cache_dir: str, record: dict | None, wanted: dict) -> Pla
     plan.section(path, _record_lines(record), _record_lines(wanted))
     if wanted != record:
         plan.add(f"write {path}", lambda: write_record(cache_dir, wanted))
-    plan.section("sysctl", [f"{sysctl} = {forwarding}"], [f"{sysctl} = 1"])
-    if forwarding != 1:
-        plan.add(f"{sysctl} = 1 (was {forwarding})", lambda: write_sysctl(sysctl, 1))
+    plan.section("sysctl", [f"{sysctl} = {forwarding}"], [f"{sysctl} = {FORWARDING_ON}"])
+    if forwarding != FORWARDING_ON:
+        plan.add(f"{sysctl} = {FORWARDING_ON} (was {forwarding})", lambda: write_sysctl(sysctl, FORWARDING_ON))
     chains = [forward_chain(wanted["network"], wanted["cidr"]), masquerade_chain(wanted["network"], wanted["cidr"])]
     for chain in chains:
         saved = read_table(host, version, chain.table)
@@ -481,10 +484,10 @@ def plan_present(host, cache_dir: str, record: dict | None, wanted: dict) -> Pla
 
 
 def plan_absent(host, cache_dir: str, network: str, record: dict | None) -> Plan:
-    """Chains first (nat, then filter), then forwarding back as it was, then the record, which
-    is what a re-run after a failure needs to finish. Without a record both families' tables
-    are searched for the network's chains; one whose tables cannot be read (no IPv6 in the
-    kernel) cannot hold them."""
+    """Chains first (nat, then filter), then forwarding (:func:`plan_forwarding_back`), then
+    the record, which is what a re-run after a failure needs to finish. Without a record both
+    families' tables are searched for the network's chains; one whose tables cannot be read (no
+    IPv6 in the kernel) cannot hold them."""
     plan = Plan()
     versions = [ipaddress.ip_network(record["cidr"]).version] if record else [4, 6]
     for version in versions:
@@ -498,16 +501,49 @@ def plan_absent(host, cache_dir: str, network: str, record: dict | None) -> Plan
             plan.add_iptables(host, version, chain.table, plan_removal(saved, chain))
             plan.section(f"{IPTABLES[version]} -t {chain.table}", owned_lines(saved, chain), [])
     if record:
-        sysctl = FORWARDING_SYSCTL[versions[0]]
-        forwarding, restored = read_sysctl(sysctl), record["ip_forward_before"]
-        plan.section("sysctl", [f"{sysctl} = {forwarding}"], [f"{sysctl} = {restored}"])
-        if forwarding != restored:
-            plan.add(f"{sysctl} = {restored} (was {forwarding}, restored as before the first run)",
-                     lambda: write_sysctl(sysctl, restored))
+        plan_forwarding_back(plan, cache_dir, record, versions[0])
         path = record_path(cache_dir, network)
         plan.section(path, _record_lines(record), _record_lines(None))
         plan.add(f"remove {path}", lambda: delete_record(cache_dir, network))
     return plan
+
+
+def plan_forwarding_back(plan: Plan, cache_dir: str, record: dict, version: int) -> None:
+    """Forwarding back to the record's ``ip_forward_before``, unless another network of the
+    same IP version still has a record here: that network still routes, so forwarding stays as
+    it is. This record's value is then handed on to the first of them (by name), if its first
+    run turned forwarding on (a record joined while forwarding was on holds 1) and none of them
+    already holds a value other than 1: the last network to leave restores the value from before
+    the first joined. Handing on comes before the record's removal, so a re-run after a failure
+    in between finds the value in both."""
+    sysctl = FORWARDING_SYSCTL[version]
+    forwarding = read_sysctl(sysctl)
+    staying = _records_of_version(cache_dir, version, besides=record["network"])
+    restored = forwarding if staying else record["ip_forward_before"]
+    plan.section("sysctl", [f"{sysctl} = {forwarding}"], [f"{sysctl} = {restored}"])
+    if forwarding != restored:
+        plan.add(f"{sysctl} = {restored} (was {forwarding}, restored as before the first run)",
+                 lambda: write_sysctl(sysctl, restored))
+    before = record["ip_forward_before"]
+    if not staying or before == FORWARDING_ON or any(r["ip_forward_before"] != FORWARDING_ON for r in staying):
+        return
+    heir = dict(staying[0], ip_forward_before=before)
+    path = record_path(cache_dir, heir["network"])
+    plan.section(path, _record_lines(staying[0]), _record_lines(heir))
+    plan.add(f"write {path} (ip_forward_before {before}, handed on from network {record['network']}: "
+             f"{heir['network']} still needs forwarding)", lambda: write_record(cache_dir, heir))
+
+
+def _records_of_version(cache_dir: str, version: int, besides: str) -> list:
+    """The records of the networks of IP ``version`` but ``besides``, by name. A record that
+    cannot be read is an error: it may be of such a network."""
+    records, problems = read_records(cache_dir)
+    problem = next(iter(problems.values()), None)
+    if problem:
+        raise RecordError(problem.path, f"{problem.reason}; network {besides} leaves, and whether to restore "
+                                        "forwarding depends on the other networks' records: fix or remove the file")
+    return [other for network, other in records.items()
+            if network != besides and ipaddress.ip_network(other["cidr"]).version == version]
 
 
 def _record_lines(record: dict | None) -> list:
