@@ -138,7 +138,7 @@ def entry_path(cache_dir: str, key: AttachmentKey) -> str:
 
 def write_entry(cache_dir: str, entry: CacheEntry) -> str:
     key = entry.key  # checked before any file is touched
-    with _subdir(cache_dir, RESULTS_SUBDIR, create=True) as directory:
+    with open_subdir(cache_dir, RESULTS_SUBDIR, create=True) as directory:
         atomic_write_at(directory, key.file_name, entry.to_json(), mode=0o600)
     return entry_path(cache_dir, key)
 
@@ -181,7 +181,7 @@ def _parse(path: str, data: bytes, key: AttachmentKey | None = None) -> CacheEnt
 def read_entry(cache_dir: str, key: AttachmentKey) -> CacheEntry | None:
     """The cached attachment, None if there is none; CacheError if the file is unusable."""
     path = entry_path(cache_dir, key)
-    with _subdir(cache_dir, RESULTS_SUBDIR) as directory:
+    with open_subdir(cache_dir, RESULTS_SUBDIR) as directory:
         if directory is None:
             return None
         try:
@@ -194,7 +194,7 @@ def read_entry(cache_dir: str, key: AttachmentKey) -> CacheEntry | None:
 
 
 def delete_entry(cache_dir: str, key: AttachmentKey) -> bool:
-    with _subdir(cache_dir, RESULTS_SUBDIR) as directory:
+    with open_subdir(cache_dir, RESULTS_SUBDIR) as directory:
         return directory is not None and remove_written_file_at(directory, key.file_name)
 
 
@@ -216,7 +216,7 @@ def pending_path(cache_dir: str, key: AttachmentKey) -> str:
 
 def list_pending(cache_dir: str) -> list:
     """The paths of the intent markers, sorted (each named as its attachment's cache entry)."""
-    with _subdir(cache_dir, PENDING_SUBDIR) as directory:
+    with open_subdir(cache_dir, PENDING_SUBDIR) as directory:
         names = sorted(os.listdir(directory)) if directory is not None else []
     return [os.path.join(cache_dir, PENDING_SUBDIR, name) for name in names]
 
@@ -224,13 +224,13 @@ def list_pending(cache_dir: str) -> list:
 def clear_pending(cache_dir: str, key: AttachmentKey) -> None:
     """Remove the marker; its directory stays for the next ADD (:func:`remove_idle_lock_files`
     removes it once empty)."""
-    with _subdir(cache_dir, PENDING_SUBDIR) as directory:
+    with open_subdir(cache_dir, PENDING_SUBDIR) as directory:
         if directory is not None:
             remove_if_exists(key.file_name, directory)
 
 
 def is_pending(cache_dir: str, key: AttachmentKey) -> bool:
-    with _subdir(cache_dir, PENDING_SUBDIR) as directory:
+    with open_subdir(cache_dir, PENDING_SUBDIR) as directory:
         if directory is None:
             return False
         try:
@@ -244,7 +244,7 @@ def list_entries(cache_dir: str, network: str | None = None) -> tuple:
     """All usable cniCacheV1 entries (optionally of one network), sorted by file name, and the
     CacheErrors of the files that could not be used."""
     entries, problems = [], []
-    with _subdir(cache_dir, RESULTS_SUBDIR) as directory:
+    with open_subdir(cache_dir, RESULTS_SUBDIR) as directory:
         for name in sorted(os.listdir(directory)) if directory is not None else []:
             if name.startswith("."):
                 continue  # our own in-flight temporary files
@@ -291,7 +291,7 @@ def remove_idle_lock_files(cache_dir: str) -> None:
     this collection gives its lock files are deleted: whatever else the directory holds is
     someone else's. A process that opened a lock file just before it was deleted sees so once
     it holds the lock, and opens the file anew (:func:`_file_locks`)."""
-    with _subdir(cache_dir, LOCKS_SUBDIR) as directory:
+    with open_subdir(cache_dir, LOCKS_SUBDIR) as directory:
         for name in os.listdir(directory) if directory is not None else []:
             if _is_lock_name(name):
                 remove_if_unlocked(directory, name)
@@ -346,10 +346,12 @@ def _file_locks(cache_dir: str, *locks: tuple):
 
 
 @contextlib.contextmanager
-def _subdir(cache_dir: str, subdir: str, create: bool = False):
-    """The descriptor of ``cache_dir/subdir``, checked by :func:`_open_subdir`; None when it does
-    not exist and ``create`` is false. Closed on leaving."""
-    fd = _open_subdir(cache_dir, subdir, create)
+def open_subdir(cache_dir: str, subdir: str, create: bool = False):
+    """The descriptor of ``cache_dir/subdir``, checked by :func:`_open_checked_subdir`; None when
+    it does not exist and ``create`` is false. Closed on leaving. The one way a directory of the
+    cache dir is opened: the result cache's, the locks', the intent markers' and
+    cni_cluster_member's records' (``_cluster_member.RECORD_DIR``)."""
+    fd = _open_checked_subdir(cache_dir, subdir, create)
     try:
         yield fd
     finally:
@@ -357,7 +359,7 @@ def _subdir(cache_dir: str, subdir: str, create: bool = False):
             os.close(fd)
 
 
-def _open_subdir(cache_dir: str, subdir: str, create: bool) -> int | None:
+def _open_checked_subdir(cache_dir: str, subdir: str, create: bool) -> int | None:
     """Open a directory of the cache dir without following a symlink, creating it (0700) if
     asked, and make sure it is ours: a real directory, owned by root or the user we run as,
     that no group or other user can write. Anyone else who can write to the cache dir could otherwise
@@ -392,8 +394,8 @@ def _open_subdir(cache_dir: str, subdir: str, create: bool) -> int | None:
 def cache_dir_warning(cache_dir: str) -> str | None:
     """What is wrong with ``cache_dir`` itself, if another user can change what it holds: owned
     by someone other than root or the user we run as, or writable by group or others. Its
-    subdirectories are checked strictly (:func:`_open_subdir`), but whoever can write the cache
-    dir can move them away, or swap in a root-owned one from another directory they can write,
+    subdirectories are checked strictly (:func:`_open_checked_subdir`), but whoever can write the
+    cache dir can move them away, or swap in a root-owned one from another directory they can write,
     with its entries. libcni, podman, containerd and cri-o use such a directory without a word
     (libcni creates it 0700 and checks nothing), so it is used, with a warning; a missing one is
     created 0700 and needs none."""
@@ -456,7 +458,7 @@ def _create_in_subdir(cache_dir: str, subdir: str, name: str, flags: int, stack:
     path = os.path.join(cache_dir, subdir, name)
     for _attempt in range(LOCK_ATTEMPTS):
         if directory is None:
-            directory = stack.enter_context(_subdir(cache_dir, subdir, create=True))
+            directory = stack.enter_context(open_subdir(cache_dir, subdir, create=True))
         try:
             fd = os.open(name, flags | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=directory)
         except FileNotFoundError:

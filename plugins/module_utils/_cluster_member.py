@@ -21,7 +21,8 @@
 
 The state is read with ``iptables-save -t <table>`` and only what differs is changed, with
 ``iptables -w`` through the host's ``run_command``; ``state=absent`` removes exactly these
-chains and their jumps, restores the sysctl and deletes the record."""
+chains and their jumps, restores the sysctl (unless another network of the same IP version still
+has a record, which it then hands the value on to) and deletes the record."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ from typing import Callable
 
 from . import _fileio
 from ._argspec import ArgumentSpec
+from ._cache import open_subdir, warn_of_cache_dir
 from ._errors import CNIError, ConfigError
 from ._identifiers import check_network_name
 
@@ -52,6 +54,7 @@ RECORD_FORMAT = 1
 RECORD_FIELDS = ("network", "cidr", "subnet", "masquerade", "ip_forward_before")
 PROC_SYS = "/proc/sys"
 FORWARDING_SYSCTL = {4: "net.ipv4.ip_forward", 6: "net.ipv6.conf.all.forwarding"}
+FORWARDING_ON = 1
 IPTABLES = {4: "iptables", 6: "ip6tables"}
 MULTICAST = {4: "224.0.0.0/4", 6: "ff00::/8"}
 CHAIN_PREFIX = {"forward": "CNIKIT-FWD-", "masquerade": "CNIKIT-MASQ-"}
@@ -65,18 +68,15 @@ class RecordError(CNIError):
 
     def __init__(self, path: str, reason: str):
         self.path = path
+        self.reason = reason
         super().__init__(f"cluster record {path}: {reason}")
 
     def to_dict(self) -> dict:
         return {"msg": str(self), "path": self.path}
 
 
-def record_dir(cache_dir: str) -> str:
-    return os.path.join(cache_dir, RECORD_DIR)
-
-
 def record_path(cache_dir: str, network: str) -> str:
-    return os.path.join(record_dir(cache_dir), network + RECORD_SUFFIX)
+    return os.path.join(cache_dir, RECORD_DIR, network + RECORD_SUFFIX)
 
 
 def record_text(record: dict) -> str:
@@ -111,54 +111,51 @@ def parse_record(data: bytes, path: str, network: str) -> dict:
 
 
 def read_record(cache_dir: str, network: str) -> dict | None:
-    """The record of ``network``, None when there is none; RecordError when it cannot be read."""
-    path = record_path(cache_dir, network)
-    try:
-        directory = os.open(record_dir(cache_dir), _fileio.DIRECTORY_FLAGS)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as exc:
-        raise RecordError(path, exc.strerror) from None
-    try:
-        data = _fileio.read_regular_at(directory, os.path.basename(path))
-    except OSError as exc:  # NotARegularFile is one
-        raise RecordError(path, exc.strerror) from None
-    finally:
-        os.close(directory)
-    return None if data is None else parse_record(data, path, network)
+    """The record of ``network``, None when there is none; RecordError when it cannot be read,
+    ConfigError naming cache_dir when its record directory is not one the collection may use."""
+    with open_subdir(cache_dir, RECORD_DIR) as directory:
+        return None if directory is None else _read_record_at(directory, cache_dir, network)
 
 
 def read_records(cache_dir: str) -> tuple:
     """Every record under ``cache_dir``: ({network: record}, {network: RecordError}), the
     network named by the file's name."""
-    try:
-        names = sorted(os.listdir(record_dir(cache_dir)))
-    except (FileNotFoundError, NotADirectoryError):
-        return {}, {}
     records, problems = {}, {}
-    for name in names:
-        if name.startswith(".") or not name.endswith(RECORD_SUFFIX):
-            continue  # a writer's temporary file, or not ours
-        network = name[:-len(RECORD_SUFFIX)]
-        try:
-            record = read_record(cache_dir, network)
-        except RecordError as exc:
-            problems[network] = exc
-            continue
-        if record is not None:  # removed meanwhile
-            records[network] = record
+    with open_subdir(cache_dir, RECORD_DIR) as directory:
+        for name in sorted(os.listdir(directory)) if directory is not None else []:
+            if name.startswith(".") or not name.endswith(RECORD_SUFFIX):
+                continue  # a writer's temporary file, or not ours
+            network = name[:-len(RECORD_SUFFIX)]
+            try:
+                record = _read_record_at(directory, cache_dir, network)
+            except RecordError as exc:
+                problems[network] = exc
+                continue
+            if record is not None:  # removed meanwhile
+                records[network] = record
     return records, problems
 
 
+def _read_record_at(directory: int, cache_dir: str, network: str) -> dict | None:
+    """:func:`read_record` in the record directory open as ``directory``."""
+    path = record_path(cache_dir, network)
+    try:
+        data = _fileio.read_regular_at(directory, os.path.basename(path))
+    except OSError as exc:  # NotARegularFile is one
+        raise RecordError(path, exc.strerror) from None
+    return None if data is None else parse_record(data, path, network)
+
+
 def write_record(cache_dir: str, record: dict) -> None:
-    _fileio.ensure_dir(cache_dir, 0o700)
-    _fileio.ensure_dir(record_dir(cache_dir), 0o755)
-    _fileio.atomic_write(record_path(cache_dir, record["network"]), record_text(record).encode(), 0o644)
+    """Write the record atomically, creating its directory as the cache's others (0700)."""
+    with open_subdir(cache_dir, RECORD_DIR, create=True) as directory:
+        _fileio.atomic_write_at(directory, record["network"] + RECORD_SUFFIX, record_text(record).encode(), 0o644)
 
 
 def delete_record(cache_dir: str, network: str) -> bool:
     """Remove the record (and temporary files a killed writer left); True if it existed."""
-    return _fileio.remove_written_file(record_path(cache_dir, network))
+    with open_subdir(cache_dir, RECORD_DIR) as directory:
+        return directory is not None and _fileio.remove_written_file_at(directory, network + RECORD_SUFFIX)
 
 
 # -- forwarding ---------------------------------------------------------------------------------
@@ -400,6 +397,7 @@ def run(host, params: dict, result: dict) -> None:
     """``host`` is the module's ``_ansible_glue.ModuleHost``."""
     network = check_network_name(params["network"], "network")
     cache_dir = params["cache_dir"]
+    warn_of_cache_dir(host, cache_dir)
     record = read_record(cache_dir, network)
     result.update(changed=False, record=record, path=record_path(cache_dir, network),
                   chains=chain_names(network), changes=[])
@@ -472,9 +470,9 @@ def plan_present(host, cache_dir: str, record: dict | None, wanted: dict) -> Pla
     plan.section(path, _record_lines(record), _record_lines(wanted))
     if wanted != record:
         plan.add(f"write {path}", lambda: write_record(cache_dir, wanted))
-    plan.section("sysctl", [f"{sysctl} = {forwarding}"], [f"{sysctl} = 1"])
-    if forwarding != 1:
-        plan.add(f"{sysctl} = 1 (was {forwarding})", lambda: write_sysctl(sysctl, 1))
+    plan.section("sysctl", [f"{sysctl} = {forwarding}"], [f"{sysctl} = {FORWARDING_ON}"])
+    if forwarding != FORWARDING_ON:
+        plan.add(f"{sysctl} = {FORWARDING_ON} (was {forwarding})", lambda: write_sysctl(sysctl, FORWARDING_ON))
     chains = [forward_chain(wanted["network"], wanted["cidr"]), masquerade_chain(wanted["network"], wanted["cidr"])]
     for chain in chains:
         saved = read_table(host, version, chain.table)
@@ -486,10 +484,10 @@ def plan_present(host, cache_dir: str, record: dict | None, wanted: dict) -> Pla
 
 
 def plan_absent(host, cache_dir: str, network: str, record: dict | None) -> Plan:
-    """Chains first (nat, then filter), then forwarding back as it was, then the record, which
-    is what a re-run after a failure needs to finish. Without a record both families' tables
-    are searched for the network's chains; one whose tables cannot be read (no IPv6 in the
-    kernel) cannot hold them."""
+    """Chains first (nat, then filter), then forwarding (:func:`plan_forwarding_back`), then
+    the record, which is what a re-run after a failure needs to finish. Without a record both
+    families' tables are searched for the network's chains; one whose tables cannot be read (no
+    IPv6 in the kernel) cannot hold them."""
     plan = Plan()
     versions = [ipaddress.ip_network(record["cidr"]).version] if record else [4, 6]
     for version in versions:
@@ -503,16 +501,49 @@ def plan_absent(host, cache_dir: str, network: str, record: dict | None) -> Plan
             plan.add_iptables(host, version, chain.table, plan_removal(saved, chain))
             plan.section(f"{IPTABLES[version]} -t {chain.table}", owned_lines(saved, chain), [])
     if record:
-        sysctl = FORWARDING_SYSCTL[versions[0]]
-        forwarding, restored = read_sysctl(sysctl), record["ip_forward_before"]
-        plan.section("sysctl", [f"{sysctl} = {forwarding}"], [f"{sysctl} = {restored}"])
-        if forwarding != restored:
-            plan.add(f"{sysctl} = {restored} (was {forwarding}, restored as before the first run)",
-                     lambda: write_sysctl(sysctl, restored))
+        plan_forwarding_back(plan, cache_dir, record, versions[0])
         path = record_path(cache_dir, network)
         plan.section(path, _record_lines(record), _record_lines(None))
         plan.add(f"remove {path}", lambda: delete_record(cache_dir, network))
     return plan
+
+
+def plan_forwarding_back(plan: Plan, cache_dir: str, record: dict, version: int) -> None:
+    """Forwarding back to the record's ``ip_forward_before``, unless another network of the
+    same IP version still has a record here: that network still routes, so forwarding stays as
+    it is. This record's value is then handed on to the first of them (by name), if its first
+    run turned forwarding on (a record joined while forwarding was on holds 1) and none of them
+    already holds a value other than 1: the last network to leave restores the value from before
+    the first joined. Handing on comes before the record's removal, so a re-run after a failure
+    in between finds the value in both."""
+    sysctl = FORWARDING_SYSCTL[version]
+    forwarding = read_sysctl(sysctl)
+    staying = _records_of_version(cache_dir, version, besides=record["network"])
+    restored = forwarding if staying else record["ip_forward_before"]
+    plan.section("sysctl", [f"{sysctl} = {forwarding}"], [f"{sysctl} = {restored}"])
+    if forwarding != restored:
+        plan.add(f"{sysctl} = {restored} (was {forwarding}, restored as before the first run)",
+                 lambda: write_sysctl(sysctl, restored))
+    before = record["ip_forward_before"]
+    if not staying or before == FORWARDING_ON or any(r["ip_forward_before"] != FORWARDING_ON for r in staying):
+        return
+    heir = dict(staying[0], ip_forward_before=before)
+    path = record_path(cache_dir, heir["network"])
+    plan.section(path, _record_lines(staying[0]), _record_lines(heir))
+    plan.add(f"write {path} (ip_forward_before {before}, handed on from network {record['network']}: "
+             f"{heir['network']} still needs forwarding)", lambda: write_record(cache_dir, heir))
+
+
+def _records_of_version(cache_dir: str, version: int, besides: str) -> list:
+    """The records of the networks of IP ``version`` but ``besides``, by name. A record that
+    cannot be read is an error: it may be of such a network."""
+    records, problems = read_records(cache_dir)
+    problem = next(iter(problems.values()), None)
+    if problem:
+        raise RecordError(problem.path, f"{problem.reason}; network {besides} leaves, and whether to restore "
+                                        "forwarding depends on the other networks' records: fix or remove the file")
+    return [other for network, other in records.items()
+            if network != besides and ipaddress.ip_network(other["cidr"]).version == version]
 
 
 def _record_lines(record: dict | None) -> list:

@@ -30,6 +30,12 @@ description:
   - Only what differs from this state is changed, as C(iptables-save) shows it (a rule missing from a chain is
     put back, another rule in it removed). With O(state=absent), the chains and their jumps are removed, the
     forwarding sysctl is set back to the value the record holds, and the record is deleted.
+  - Several routed networks of one IP family on a host share its forwarding sysctl. While another network of the
+    same family still has a record, O(state=absent) leaves forwarding on; if this network's first run turned it
+    on, it writes the value from before into that network's record (the first by name, unless one of them already
+    holds a value other than V(1)), so the last network to leave restores the host's value from before the first
+    joined. Another network's record that cannot be read fails the task, naming the file, before anything
+    changes.
 author:
   - cnikit maintainers (@cnikit)
 requirements:
@@ -81,7 +87,7 @@ options:
   state:
     description:
       - V(present) keeps the record, forwarding and the chains as described; V(absent) removes the chains and the
-        record and restores forwarding.
+        record and restores forwarding, unless another network of the same IP family still has a record.
       - Without a record, V(absent) still removes the network's chains of both IP families.
     type: str
     choices: [present, absent]
@@ -90,6 +96,9 @@ options:
     description:
       - Directory holding the record, in its subdirectory C(cnikit-cluster). The libcni-compatible result cache
         of the other modules lives in the same directory.
+      - As the cache's own subdirectories, C(cnikit-cluster) is created with mode C(0700), never followed if it
+        is a symbolic link, and refused if it is owned by a user other than root or the one running the module,
+        or writable by group or others. A O(cache_dir) another user owns or can write is used with a warning.
     type: path
     default: /var/lib/cni
 notes:
@@ -97,8 +106,9 @@ notes:
     one. The sysctl is written through C(/proc/sys), not C(/etc/sysctl.d).
   - Setting C(net.ipv6.conf.all.forwarding) makes the kernel ignore router advertisements on interfaces whose
     C(accept_ra) is not V(2); a host that takes its IPv6 default route from them loses it.
-  - With O(state=absent) the forwarding sysctl goes back to its value before the first run even if something
-    else has needed it since (a bridge network with C(isGateway)); set it again for that use.
+  - When the last routed network of its IP family leaves, O(state=absent) sets the forwarding sysctl back to its
+    value before the first run even if something else has needed it since (a bridge network with C(isGateway));
+    set it again for that use.
 seealso:
   - module: cnikit.cni.cni_info
   - module: cnikit.cni.cni_network
@@ -129,7 +139,8 @@ RETURN = r"""
 record:
   description:
     - The host's record of the network before the task, null when there was none.
-    - C(ip_forward_before) is the forwarding sysctl's value before the first run, which O(state=absent) restores.
+    - C(ip_forward_before) is the forwarding sysctl's value before the first run, which O(state=absent) restores
+      (or hands on to another network of the same IP family that still has a record).
   returned: always
   type: dict
   sample:

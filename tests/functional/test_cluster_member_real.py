@@ -88,13 +88,22 @@ def make_netns():
         subprocess.run(["ip", "netns", "del", name], check=False)
 
 
-@pytest.fixture
-def network():
+def _network_of_the_test():
     """A network name of the test's own, whose chains the machine's own namespace must never get."""
     name = f"cnit-cm-{os.getpid()}-{next(_networks)}"
     yield name
     host_rules = subprocess.run(["iptables-save"], capture_output=True, text=True, check=False).stdout
     assert not any(chain in host_rules for chain in _cluster_member.chain_names(name).values())
+
+
+@pytest.fixture
+def network():
+    yield from _network_of_the_test()
+
+
+@pytest.fixture
+def other_network():
+    yield from _network_of_the_test()
 
 
 def test_present_rerun_and_absent_in_a_namespace_of_its_own(make_netns, network, tmp_path):
@@ -152,6 +161,31 @@ def test_forwarding_already_on_stays_on_after_absent(make_netns, network, tmp_pa
     assert run_member(netns, tmp_path, network=network, state="absent")["changed"] is True
 
     assert read_in(netns, IPV4_FORWARD) == "1"
+
+
+def test_leaving_one_of_two_networks_keeps_forwarding_on_and_the_last_to_leave_restores_it(
+        make_netns, network, other_network, tmp_path):
+    netns = make_netns()
+    first = {"network": network, "cidr": CIDR, "subnet": SUBNET}
+    second = {"network": other_network, "cidr": "10.245.0.0/16", "subnet": "10.245.1.0/24"}
+    cache_dir = str(tmp_path / "cache")
+    run_member(netns, tmp_path, **first)  # turns forwarding on
+    run_member(netns, tmp_path, **second)  # finds it on
+    assert read_in(netns, IPV4_FORWARD) == "1"
+    assert _cluster_member.read_record(cache_dir, other_network)["ip_forward_before"] == 1
+
+    predicted = run_member(netns, tmp_path, check_mode=True, network=network, state="absent")
+    left = run_member(netns, tmp_path, network=network, state="absent")
+
+    assert left["changed"] is True and left["changes"] == predicted["changes"] and left["diff"] == predicted["diff"]
+    assert read_in(netns, IPV4_FORWARD) == "1", "leaving one network turned off the forwarding the other needs"
+    assert _cluster_member.read_record(cache_dir, other_network)["ip_forward_before"] == 0
+    assert owned(rules(netns, "filter"), network) == [] and owned(rules(netns, "filter"), other_network) != []
+
+    assert run_member(netns, tmp_path, network=other_network, state="absent")["changed"] is True
+
+    assert read_in(netns, IPV4_FORWARD) == "0"
+    assert _cluster_member.read_records(cache_dir) == ({}, {})
 
 
 def test_drift_is_repaired_and_masquerade_off_removes_only_the_nat_chain(make_netns, network, tmp_path):

@@ -132,6 +132,52 @@ def test_a_symlinked_record_is_not_followed(tmp_path):
         member.read_record(str(tmp_path), "cluster")
 
 
+RECORD_OPERATIONS = {
+    "write": lambda cache_dir: member.write_record(cache_dir, record()),
+    "read": lambda cache_dir: member.read_record(cache_dir, "cluster"),
+    "read all": member.read_records,
+    "delete": lambda cache_dir: member.delete_record(cache_dir, "cluster"),
+}
+
+
+@pytest.mark.parametrize("operation", sorted(RECORD_OPERATIONS))
+def test_a_symlinked_record_directory_is_refused_and_its_target_untouched(tmp_path, operation):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "cluster.json").write_text("precious\n")
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir()
+    (cache_dir / "cnikit-cluster").symlink_to(victim)
+
+    with pytest.raises(ConfigError) as caught:
+        RECORD_OPERATIONS[operation](str(cache_dir))
+
+    assert caught.value.path == "cache_dir"
+    assert caught.value.message == (f"{cache_dir}/cnikit-cluster is a symbolic link; the collection never follows "
+                                    "links inside the cache dir")
+    assert {p.name: p.read_text() for p in victim.iterdir()} == {"cluster.json": "precious\n"}
+
+
+@pytest.mark.parametrize("mode", [0o770, 0o777], ids=["group-writable", "world-writable"])
+def test_a_record_directory_others_can_write_is_refused(tmp_path, mode):
+    directory = tmp_path / "cnikit-cluster"
+    directory.mkdir()
+    directory.chmod(mode)
+
+    with pytest.raises(ConfigError) as caught:
+        member.write_record(str(tmp_path), record())
+
+    assert caught.value.path == "cache_dir" and f"{directory} is writable by group or others" in caught.value.message
+    assert os.listdir(directory) == []
+
+
+def test_the_record_directory_is_made_as_the_caches_others(tmp_path):
+    member.write_record(str(tmp_path / "cache"), record())
+
+    assert oct((tmp_path / "cache" / "cnikit-cluster").stat().st_mode & 0o777) == "0o700"
+    assert oct((tmp_path / "cache").stat().st_mode & 0o777) == "0o700"
+
+
 def test_cni_info_reports_every_record_and_a_damaged_one_without_failing(tmp_path):
     cache_dir = str(tmp_path)
     member.write_record(cache_dir, record())
@@ -331,3 +377,114 @@ def test_changing_the_cidr_to_the_other_family_is_refused_while_recorded(tmp_pat
 
     assert caught.value.path == "cidr" and "IPv4 cidr 10.244.0.0/16" in caught.value.message
     assert "state=absent first" in caught.value.message
+
+
+# -- forwarding shared by networks ----------------------------------------------------------------
+
+class KernelStandIn(StandInHost):
+    """A host whose tables are empty (iptables-save prints nothing) and whose iptables commands
+    succeed, recorded; the forwarding sysctls are files of the ``proc_sys`` fixture."""
+
+    def __init__(self, tmpdir: str, **options):
+        super().__init__(tmpdir, **options)
+        self.commands = []
+
+    def run_command(self, argv: list) -> tuple:  # pylint: disable=arguments-differ  # the stand-in's is static
+        self.commands.append(argv)
+        return 0, "", ""
+
+
+@pytest.fixture
+def proc_sys(tmp_path, monkeypatch):
+    """Forwarding off in both families, in files standing in for /proc/sys."""
+    root = tmp_path / "proc-sys"
+    for name in member.FORWARDING_SYSCTL.values():
+        path = os.path.join(str(root), *name.split("."))
+        os.makedirs(os.path.dirname(path))
+        with open(path, "w", encoding="ascii") as handle:
+            handle.write("0\n")
+    monkeypatch.setattr(member, "PROC_SYS", str(root))
+
+
+def run_member(tmp_path, network: str, check_mode: bool = False, **options) -> dict:
+    params = {"network": network, "cidr": None, "subnet": None, "masquerade": True, "state": "present",
+              "cache_dir": str(tmp_path / "cache"), **options}
+    result = {}
+    member.run(KernelStandIn(str(tmp_path), check_mode=check_mode, diff=True), params, result)
+    return result
+
+
+def join(tmp_path, network: str, cidr: str, subnet: str) -> dict:
+    return run_member(tmp_path, network, cidr=cidr, subnet=subnet)
+
+
+def leave(tmp_path, network: str, check_mode: bool = False) -> dict:
+    return run_member(tmp_path, network, check_mode=check_mode, state="absent")
+
+
+def forwarding_before(tmp_path) -> dict:
+    records, _problems = member.read_records(str(tmp_path / "cache"))
+    return {network: record["ip_forward_before"] for network, record in records.items()}
+
+
+def test_leaving_one_network_keeps_forwarding_for_the_other_which_the_last_to_leave_restores(tmp_path, proc_sys):
+    join(tmp_path, "a", "10.244.0.0/16", "10.244.1.0/24")  # turns forwarding on
+    join(tmp_path, "b", "10.245.0.0/16", "10.245.1.0/24")  # finds it on
+    assert forwarding_before(tmp_path) == {"a": 0, "b": 1} and member.read_sysctl("net.ipv4.ip_forward") == 1
+    b_path = member.record_path(str(tmp_path / "cache"), "b")
+
+    predicted = leave(tmp_path, "a", check_mode=True)
+    assert forwarding_before(tmp_path) == {"a": 0, "b": 1}, "check mode changed a record"
+    left = leave(tmp_path, "a")
+
+    assert left["changes"] == predicted["changes"] == [
+        f"write {b_path} (ip_forward_before 0, handed on from network a: b still needs forwarding)",
+        f"remove {member.record_path(str(tmp_path / 'cache'), 'a')}"]
+    assert left["diff"] == predicted["diff"]
+    assert all("# sysctl\nnet.ipv4.ip_forward = 1\n" in left["diff"][side] for side in ("before", "after"))
+    assert f"# {b_path}\n" in left["diff"]["after"] and '"ip_forward_before": 0' in left["diff"]["after"]
+    assert member.read_sysctl("net.ipv4.ip_forward") == 1
+    assert forwarding_before(tmp_path) == {"b": 0}
+    assert leave(tmp_path, "a")["changed"] is False
+
+    last = leave(tmp_path, "b")
+
+    assert "net.ipv4.ip_forward = 0 (was 1, restored as before the first run)" in last["changes"]
+    assert member.read_sysctl("net.ipv4.ip_forward") == 0 and forwarding_before(tmp_path) == {}
+
+
+def test_a_network_that_found_forwarding_on_hands_nothing_on(tmp_path, proc_sys):
+    join(tmp_path, "a", "10.244.0.0/16", "10.244.1.0/24")
+    join(tmp_path, "b", "10.245.0.0/16", "10.245.1.0/24")
+
+    left = leave(tmp_path, "b")
+
+    assert left["changes"] == [f"remove {member.record_path(str(tmp_path / 'cache'), 'b')}"]
+    assert member.read_sysctl("net.ipv4.ip_forward") == 1 and forwarding_before(tmp_path) == {"a": 0}
+    leave(tmp_path, "a")
+    assert member.read_sysctl("net.ipv4.ip_forward") == 0
+
+
+def test_a_network_of_the_other_ip_version_does_not_keep_forwarding_on(tmp_path, proc_sys):
+    join(tmp_path, "a", "10.244.0.0/16", "10.244.1.0/24")
+    join(tmp_path, "v6", "fd00:10::/48", "fd00:10:0:3::/64")
+
+    leave(tmp_path, "a")
+
+    assert member.read_sysctl("net.ipv4.ip_forward") == 0 and member.read_sysctl("net.ipv6.conf.all.forwarding") == 1
+    assert forwarding_before(tmp_path) == {"v6": 0}
+
+
+def test_leaving_beside_a_damaged_record_fails_naming_it_and_changes_nothing(tmp_path, proc_sys):
+    join(tmp_path, "a", "10.244.0.0/16", "10.244.1.0/24")
+    damaged = tmp_path / "cache" / "cnikit-cluster" / "b.json"
+    damaged.write_text("{")
+
+    with pytest.raises(member.RecordError) as caught:
+        leave(tmp_path, "a")
+
+    assert caught.value.path == str(damaged)
+    assert str(caught.value).startswith(f"cluster record {damaged}: not JSON (")
+    assert str(caught.value).endswith("; network a leaves, and whether to restore forwarding depends on the other "
+                                      "networks' records: fix or remove the file")
+    assert member.read_sysctl("net.ipv4.ip_forward") == 1 and forwarding_before(tmp_path) == {"a": 0}

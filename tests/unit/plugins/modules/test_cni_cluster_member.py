@@ -47,3 +47,28 @@ def test_leaving_a_network_never_joined_changes_nothing(run_module, tmp_path):
     assert result.get("failed") is not True, result.get("msg")
     assert (result["changed"], result["changes"], result["record"]) == (False, [], None)
     assert result["path"] == str(tmp_path / "cnikit-cluster" / "cnit-never-joined.json")
+
+
+def test_a_symlinked_record_directory_fails_naming_it_and_nothing_is_written_through_it(run_module, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir()
+    (cache_dir / "cnikit-cluster").symlink_to(elsewhere)
+
+    result = run_module(cni_cluster_member, network="cluster", cidr="10.244.0.0/16", subnet="10.244.3.0/24",
+                        cache_dir=str(cache_dir))
+
+    assert result["failed"] is True and result["error"]["path"] == "cache_dir"
+    assert f"{cache_dir}/cnikit-cluster is a symbolic link" in result["msg"]
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_cache_dir_others_can_write_is_warned_of(run_module, tmp_path):
+    tmp_path.chmod(0o777)
+
+    result = run_module(cni_cluster_member, network="cnit-never-joined", state="absent", cache_dir=str(tmp_path))
+
+    assert result.get("failed") is not True, result.get("msg")
+    warnings = json.dumps(result["warnings"])  # a string before ansible-core 2.19, a summary since
+    assert f"cache_dir {tmp_path} (owner " in warnings and "mode 0777) is writable by group or others" in warnings
