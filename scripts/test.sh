@@ -5,6 +5,9 @@
 #   stages: <passed> passed, <failed> failed
 # Run as root on Debian 12 from anywhere: ./scripts/test.sh [stage...]
 # With stage names, only those run (setup first, always: the others need its virtualenv).
+# Two lanes share the machine: the stages of REAL_STAGES one after another, their output shown as
+# it comes; the others beside them, their output shown once both lanes are done (each stage's log
+# is in .build/stage-logs meanwhile).
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -31,7 +34,8 @@ stage_lint() {
 # controllers stage (PYLINT_FROM_LINE).
 stage_sanity() {
   local tree
-  tree="$(sync_test_tree "$BUILD_DIR/ansible-test")"
+  # A copy of its own: the integration stage's runs meanwhile (see main).
+  tree="$(sync_test_tree "$BUILD_DIR/ansible-test-sanity")"
   cd "$tree"
   ansible-test sanity --local --python 3.11 --skip-test pylint --color no
 }
@@ -367,44 +371,85 @@ execution_environment() {
 }
 
 ALL_STAGES=(setup lint sanity units controllers managed_nodes integration molecule docs build)
-declare -A RESULT SECONDS_TAKEN CPU_TAKEN
 
-# Each stage's output is also kept in $STAGE_LOGS/<stage>.log, for the summary's failure lines.
+# The stages that run the real plugins as root, in namespaces, bridges and iptables chains of
+# their own: one at a time, for each test's teardown removes everything of its prefix. The others
+# need only CPU and files of their own, and run beside them.
+REAL_STAGES=(units managed_nodes integration molecule)
+
+# Each stage's output is kept in $STAGE_LOGS/<stage>.log, for the summary's failure lines, and
+# its outcome in <stage>.result: "<result><TAB><wall seconds><TAB><CPU seconds>".
 STAGE_LOGS="$BUILD_DIR/stage-logs"
 
-# <stage> or <stage>@<plugin release>.
 # Sets CHILDREN_CPU to the CPU seconds (user and system) of this shell's finished children so far:
 # beside wall time, the figure a busy shared machine does not inflate. `times` must run in this
 # shell: in a command substitution's subshell its counters start at zero.
 children_cpu_seconds() {
-  local user sys
-  times >"$STAGE_LOGS/.times"
-  { read -r _; read -r user sys; } <"$STAGE_LOGS/.times"
+  local user sys times="$STAGE_LOGS/.times.$BASHPID"
+  times >"$times"
+  { read -r _; read -r user sys; } <"$times"
+  rm -f "$times"
   CHILDREN_CPU="$(awk -v u="$user" -v s="$sys" 'function sec(t) { split(t, p, /[ms]/); return p[1] * 60 + p[2] }
     BEGIN { printf "%d\n", sec(u) + sec(s) }')"
 }
 
+# <stage> or <stage>@<plugin release>, in a subshell that stops at the first failing command.
+stage_body() {
+  (set -e; [[ $1 != *@* ]] || export CNIKIT_TEST_PLUGIN_RELEASE="${1#*@}"; "stage_${1%@*}")
+}
+
+# <stage> <live|quiet>: runs the stage, its output shown as it comes (live) or only kept in its log
+# (quiet: shown by show_quiet_logs once every stage has run).
 run_stage() {
-  local name="$1" start=$SECONDS rc cpu_start
-  mkdir -p "$STAGE_LOGS"
+  local name="$1" show="$2" start=$SECONDS rc cpu_start result log="$STAGE_LOGS/$1.log"
   children_cpu_seconds
   cpu_start=$CHILDREN_CPU
-  log "stage $name"
   # set -e is ignored inside a subshell run as a condition, so switch it off around the call.
   set +e
-  (set -e; [[ $name != *@* ]] || export CNIKIT_TEST_PLUGIN_RELEASE="${name#*@}"; "stage_${name%@*}") 2>&1 \
-    | tee "$STAGE_LOGS/$name.log"
-  rc=${PIPESTATUS[0]}
+  if [[ $show == live ]]; then
+    log "stage $name"
+    stage_body "$name" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+  else
+    stage_body "$name" >"$log" 2>&1
+    rc=$?
+  fi
   set -e
-  SECONDS_TAKEN[$name]=$((SECONDS - start))
   children_cpu_seconds
-  CPU_TAKEN[$name]=$((CHILDREN_CPU - cpu_start))
   case $rc in
-    0) RESULT[$name]=passed ;;
-    "$SKIPPED") RESULT[$name]=skipped ;;
-    *) RESULT[$name]="failed (exit $rc)" ;;
+    0) result=passed ;;
+    "$SKIPPED") result=skipped ;;
+    *) result="failed (exit $rc)" ;;
   esac
-  echo "--- stage $name: ${RESULT[$name]} in ${SECONDS_TAKEN[$name]}s (CPU ${CPU_TAKEN[$name]}s)"
+  printf '%s\t%s\t%s\n' "$result" "$((SECONDS - start))" "$((CHILDREN_CPU - cpu_start))" >"$STAGE_LOGS/$name.result"
+  [[ $show == quiet ]] || echo "--- stage $name: $result in $((SECONDS - start))s (CPU $((CHILDREN_CPU - cpu_start))s)"
+}
+
+# Sets STAGE_RESULT, STAGE_SECONDS and STAGE_CPU from the stage's .result file.
+read_stage_result() {
+  if [[ -e $STAGE_LOGS/$1.result ]]; then
+    IFS=$'\t' read -r STAGE_RESULT STAGE_SECONDS STAGE_CPU <"$STAGE_LOGS/$1.result"
+  else
+    STAGE_RESULT="failed (did not finish)" STAGE_SECONDS=- STAGE_CPU=-
+  fi
+}
+
+# <pid>: ends the process and every process under it.
+kill_tree() {
+  local child
+  for child in $(pgrep -P "$1"); do kill_tree "$child"; done
+  kill "$1" 2>/dev/null || true
+}
+
+# <stage...>: the logs of stages run quietly, each under the line a live stage ends with.
+show_quiet_logs() {
+  local name
+  for name in "$@"; do
+    read_stage_result "$name"
+    log "stage $name (ran beside the real stages)"
+    cat "$STAGE_LOGS/$name.log"
+    echo "--- stage $name: $STAGE_RESULT in ${STAGE_SECONDS}s (CPU ${STAGE_CPU}s)"
+  done
 }
 
 # The stages named on the command line, in the order given, after setup; all of them without.
@@ -451,19 +496,33 @@ failure_lines() {
 }
 
 main() {
-  local name passed=0 failed=0
+  local name passed=0 failed=0 real=() beside=() beside_lane
   select_stages "$@"
-  run_stage setup
+  rm -rf "$STAGE_LOGS"
+  mkdir -p "$STAGE_LOGS"
+  run_stage setup live
   # Later stages need the virtualenv that setup made, on PATH in this shell too.
   activate_venv
   expand_stages
   for name in "${STAGES[@]}"; do
-    run_stage "$name"
+    if [[ " ${REAL_STAGES[*]} " == *" ${name%@*} "* ]]; then real+=("$name"); else beside+=("$name"); fi
   done
+  # Two lanes: the real stages one after another, live; the others meanwhile, quietly.
+  (for name in "${beside[@]}"; do run_stage "$name" quiet; done) &
+  beside_lane=$!
+  # Interrupted, the test command takes the other lane down with it.
+  trap 'kill_tree "$beside_lane"; exit 130' INT TERM
+  for name in "${real[@]}"; do
+    run_stage "$name" live
+  done
+  wait "$beside_lane" || true
+  trap - INT TERM
+  show_quiet_logs "${beside[@]}"
   log "summary"
   for name in setup "${STAGES[@]}"; do
-    printf '%-20s %-18s %5ss  CPU %5ss\n' "$name" "${RESULT[$name]}" "${SECONDS_TAKEN[$name]}" "${CPU_TAKEN[$name]}"
-    if [[ ${RESULT[$name]} == failed* ]]; then
+    read_stage_result "$name"
+    printf '%-20s %-18s %5ss  CPU %5ss\n' "$name" "$STAGE_RESULT" "$STAGE_SECONDS" "$STAGE_CPU"
+    if [[ $STAGE_RESULT == failed* ]]; then
       failure_lines "$name"
       failed=$((failed + 1))
     else
