@@ -17,14 +17,13 @@ batch, undone if the kernel refuses any of it (``apply``). The kernel is reached
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 from dataclasses import dataclass, field, replace
 
 from ._argspec import ArgumentSpec
 from ._defaults import DEFAULT_ROUTE_PROTOCOL, DEFAULT_ROUTE_TABLE
 from ._errors import CNIError, ConfigError, OperationError
-from ._identifiers import check_ifname
+from ._identifiers import check_cidr, check_ifname, check_ip
 
 # The types a desired route can have, by their kernel number (rtm_type).
 ROUTE_TYPES = {"unicast": 1, "blackhole": 6, "unreachable": 7, "prohibit": 8}
@@ -162,39 +161,15 @@ class Plan:
 
 # -- options ---------------------------------------------------------------------------------------
 
-def parse_network(text: object, path: str):
-    """A CIDR that is a network address (no host bits), as ipaddress's network."""
-    if not isinstance(text, str) or "/" not in text:
-        raise ConfigError(path, "must be a CIDR: a network address and a prefix length, such as 10.244.1.0/24",
-                          text)
-    try:
-        return ipaddress.ip_network(text)
-    except ValueError:
-        pass  # found out why below: parsing a valid CIDR once is what a thousand routes cost
-    try:
-        network = ipaddress.ip_network(text, strict=False)
-    except ValueError:
-        raise ConfigError(path, "is not a CIDR: a network address and a prefix length, such as 10.244.1.0/24",
-                          text) from None
-    raise ConfigError(path, f"has host bits set: the network is {network}", text)
-
-
-def _parse_address(text: object, path: str):
-    try:
-        return ipaddress.ip_address(text)
-    except ValueError:
-        raise ConfigError(path, "is not an IP address", text) from None
-
-
 def _parse_route(item: dict, path: str, table: int) -> Route:
-    dst = parse_network(item.get("dst"), f"{path}.dst")
+    dst = check_cidr(item.get("dst"), f"{path}.dst")
     route_type = item.get("type") or "unicast"
     if route_type not in ROUTE_TYPES:
         raise ConfigError(f"{path}.type", f"must be one of {', '.join(ROUTE_TYPES)}", route_type)
     via = item.get("via")
     dev = item.get("dev")
     if via is not None:
-        via = _parse_address(via, f"{path}.via")
+        via = check_ip(via, f"{path}.via")
         if via.version != dst.version:
             raise ConfigError(f"{path}.via", f"is an IPv{via.version} address for the IPv{dst.version} "
                               f"destination {dst}", str(via))
@@ -224,7 +199,7 @@ def parse_options(params: dict) -> Options:
         raise ConfigError("protocol", f"must be between {LOWEST_OWN_PROTOCOL} and 255: 0 to 4 are the kernel's "
                           "own (4 is static, what ip route add writes), so they cannot mark routes as this "
                           "module's", protocol)
-    within = [parse_network(text, f"within[{index}]") for index, text in enumerate(params["within"] or [])]
+    within = [check_cidr(text, f"within[{index}]") for index, text in enumerate(params["within"] or [])]
     routes = []
     if params["state"] == "present":
         routes = [_parse_route(item, f"routes[{index}]", table) for index, item in enumerate(params["routes"] or [])]

@@ -176,7 +176,7 @@ BAD = [
     ({"routes": [{"dst": "10.244.1.0/33", "via": "10.199.0.12"}]}, "routes[0].dst", "10.244.1.0/33", "is not a CIDR"),
     ({"routes": [{"dst": "peer-2/24", "via": "10.199.0.12"}]}, "routes[0].dst", "peer-2/24", "is not a CIDR"),
     ({"routes": [{"dst": "10.244.1.7/24", "via": "10.199.0.12"}]}, "routes[0].dst", "10.244.1.7/24",
-     "host bits set: the network is 10.244.1.0/24"),
+     "host bits set: its network address is 10.244.1.0/24"),
     ({"routes": [{"dst": "10.244.1.0/24", "via": "10.199.0.300"}]}, "routes[0].via", "10.199.0.300",
      "not an IP address"),
     ({"routes": [{"dst": "10.244.1.0/24", "via": "fleet-2"}]}, "routes[0].via", "fleet-2", "not an IP address"),
