@@ -25,11 +25,13 @@ from ._defaults import DEFAULT_ROUTE_PROTOCOL, DEFAULT_ROUTE_TABLE
 from ._errors import CNIError, ConfigError, OperationError
 from ._identifiers import check_cidr, check_ifname, check_ip
 
-# The types a desired route can have, by their kernel number (rtm_type).
-ROUTE_TYPES = {"unicast": 1, "blackhole": 6, "unreachable": 7, "prohibit": 8}
-# Every type the kernel reports, for routes of its own found in the table.
-KERNEL_TYPES = {1: "unicast", 2: "local", 3: "broadcast", 4: "anycast", 5: "multicast", 6: "blackhole",
-                7: "unreachable", 8: "prohibit", 9: "throw", 10: "nat"}
+# Every route type (rtm_type) the kernel knows, up to its RTN_MAX, by number; a route of another
+# number (of a newer kernel) is named by its number.
+KERNEL_TYPES = {0: "unspec", 1: "unicast", 2: "local", 3: "broadcast", 4: "anycast", 5: "multicast",
+                6: "blackhole", 7: "unreachable", 8: "prohibit", 9: "throw", 10: "nat", 11: "xresolve"}
+TYPE_NUMBERS = {name: number for number, name in KERNEL_TYPES.items()}
+# The types a desired route can have.
+ROUTE_TYPES = ("unicast", "blackhole", "unreachable", "prohibit")
 RTPROT_KERNEL = 2  # connected routes of an interface's address: never reported
 # Protocol numbers 0 to 4 are the kernel's own (unspec, redirect, kernel, boot, static: what
 # `ip route add` writes by default), so none of them can mark a route as this module's.
@@ -335,9 +337,9 @@ def _not_adjacent(answer, names) -> str:
     """Why ``ip route get``'s answer shows a gateway that is not on a link of this host; "" if it is."""
     if isinstance(answer, OSError):
         return f"ip route get: {answer.strerror}"
-    if answer.type != ROUTE_TYPES["unicast"]:
+    if answer.type != TYPE_NUMBERS["unicast"]:
         return f"ip route get answers a {KERNEL_TYPES.get(answer.type, answer.type)} route" + (
-            ": it is an address of this host" if answer.type == 2 else "")
+            ": it is an address of this host" if answer.type == TYPE_NUMBERS["local"] else "")
     if answer.gateway is not None:
         return f"ip route get answers via {answer.gateway} dev {names(answer.oif)}"
     return ""
@@ -355,8 +357,7 @@ def _request(verb: str, route: Route, protocol: int):
     (destination, metric, type and the ownership mark), as the kernel finds it."""
     from ._rtnetlink import RouteRequest  # pylint: disable=import-outside-toplevel
 
-    route_type = ROUTE_TYPES.get(route.type) or next(
-        (number for number, name in KERNEL_TYPES.items() if name == route.type), int(route.type))
+    route_type = TYPE_NUMBERS[route.type] if route.type in TYPE_NUMBERS else int(route.type)  # see KERNEL_TYPES
     nexthop = verb != "delete" and route.type == "unicast"
     return RouteRequest(dst=route.dst, type=route_type, protocol=protocol, table=route.table, metric=route.metric,
                         gateway=route.via if nexthop else None,

@@ -16,7 +16,7 @@ import pytest
 from ansible_collections.cnikit.cni.plugins.module_utils import _routes
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, OperationError
 from ansible_collections.cnikit.cni.plugins.module_utils._routes import Route, RouteError, make_plan, parse_options
-from ansible_collections.cnikit.cni.plugins.module_utils._rtnetlink import NetlinkError
+from ansible_collections.cnikit.cni.plugins.module_utils._rtnetlink import KernelRoute, NetlinkError
 
 OWN = 210
 CLUSTER = [ipaddress.ip_network("10.244.0.0/16")]
@@ -278,6 +278,33 @@ def test_an_undo_whose_interface_is_gone_is_reported_and_the_others_still_run():
     assert netlink.batches[1] == [("delete", "10.244.4.0/24", OWN)]
     assert [error.routes[0]["dst"] for error in caught.value.cleanup_errors] == ["10.244.5.0/24"]
     assert "no interface of this name" in str(caught.value.cleanup_errors[0])
+
+
+@pytest.mark.parametrize("kind, number", [("throw", 9), ("multicast", 5), ("anycast", 4), ("nat", 10)])
+def test_an_own_route_of_a_type_it_cannot_ask_for_is_removed_and_put_back_by_its_number(kind, number):
+    """A route of this protocol that someone else added as ``ip route add throw ... proto 210``
+    is still this module's to remove, and to put back when the batch is undone."""
+
+    class Table(RefusingNetlink):
+        types = []  # (verb, rtm_type) of every request, across batches
+
+        def dump(self, family, table):
+            return [KernelRoute(dst=ipaddress.ip_network("10.244.7.0/24"), type=number, protocol=OWN, table=table,
+                                metric=0)]
+
+        def change(self, operations: list) -> list:
+            self.types += [(verb, request.type) for verb, request in operations]
+            return super().change(operations)
+
+    netlink = Table({"10.244.3.0/24"})
+    current = _routes.read_routes(netlink, 254, {4})
+    assert [found.type for found in current] == [kind]
+    plan = make_plan([desired("10.244.3.0/24", "10.199.0.14")], CLUSTER, current, OWN)
+
+    with pytest.raises(OperationError):
+        _routes.apply(netlink, plan, OWN)
+
+    assert netlink.types == [("add", 1), ("delete", number), ("add", number)]
 
 
 # -- the result ------------------------------------------------------------------------------------
