@@ -87,6 +87,7 @@ class Allocation:
 
     content: dict  # cidr, host_prefix, subnets and released, in the order the file renders them
     subnets: dict  # member -> subnet, for every member whose subnet is known, in inventory order
+    addresses: dict  # member -> its address as checked, which the routes to its subnet go via
     released: dict  # host that left the group -> its quarantined subnet
     pending: list  # members with no subnet yet: not in the play, so their record is unknown
     changes: list  # what changed, one sentence each
@@ -401,6 +402,7 @@ def allocate(cidr, host_prefix, network: str, members, previous, file_label: str
     return Allocation(
         content=content,
         subnets={m.name: str(final[m.name]) for m in parsed if m.name in final},
+        addresses={m.name: str(m.address) for m in parsed},
         released=content["released"],
         pending=pending,
         changes=_changes(parsed, decisions, final, state, cluster, released, file_label),

@@ -61,6 +61,14 @@ def test_same_inventory_same_answer_and_a_rerun_changes_nothing():
     assert not again.changed and again.changes == []
 
 
+def test_each_members_address_is_returned_as_checked_for_the_routes_to_its_subnet():
+    """The routes go via these, not the inventory's text, which may carry a trailing space."""
+    result = run(group("a", "b", "c", a={"address": " 192.0.2.1\n"}, c={"address": "192.0.2.3 ", "in_play": False}),
+                 file_of({"a": "10.244.0.0/24"}))
+    assert list(result.addresses.items()) == [("a", "192.0.2.1"), ("b", "192.0.2.2"), ("c", "192.0.2.3")]
+    assert result.pending == ["c"]
+
+
 @pytest.mark.parametrize("position", [0, 2, 5])
 def test_a_member_inserted_anywhere_moves_nobody_and_gets_the_lowest_free_subnet(position):
     names = [f"node{i}" for i in range(5)]
