@@ -96,10 +96,9 @@ class Allocation:
 
 # --- parsing and validating the input ----------------------------------------------------------
 
-def parse_cluster(cidr, host_prefix) -> Cluster:
+def parse_cluster(cidr, host_prefix: int) -> Cluster:
+    """``host_prefix`` an integer, as the action's argument spec makes it."""
     network = check_cidr(cidr, "cidr")
-    if isinstance(host_prefix, bool) or not isinstance(host_prefix, int):
-        raise ConfigError("host_prefix", "must be an integer prefix length", host_prefix)
     if not network.prefixlen <= host_prefix <= network.max_prefixlen:
         raise ConfigError("host_prefix", f"must lie between the cidr's prefix length {network.prefixlen} and "
                                          f"{network.max_prefixlen}: each host's subnet is a part of {network}",

@@ -80,8 +80,9 @@ def protocol_label(protocol: int) -> str:
 @dataclass(frozen=True)
 class Route:
     """A route of one table. ``name`` (what the route is for) is the operator's, never the
-    kernel's; ``protocol`` is known for routes read from the kernel. Neither is part of what a
-    route is when two are compared."""
+    kernel's; ``protocol`` is known for routes read from the kernel; ``oif`` is the index of
+    ``dev``, known once the kernel has been asked (0 otherwise). None is part of what a route is
+    when two are compared."""
 
     dst: object  # ipaddress.IPv4Network or IPv6Network
     type: str = "unicast"
@@ -91,6 +92,7 @@ class Route:
     table: int = DEFAULT_ROUTE_TABLE
     name: str | None = field(default=None, compare=False)
     protocol: int | None = field(default=None, compare=False)
+    oif: int = field(default=0, compare=False)
 
     @property
     def key(self) -> tuple:
@@ -165,9 +167,7 @@ class Plan:
 
 def _parse_route(item: dict, path: str, table: int) -> Route:
     dst = check_cidr(item.get("dst"), f"{path}.dst")
-    route_type = item.get("type") or "unicast"
-    if route_type not in ROUTE_TYPES:
-        raise ConfigError(f"{path}.type", f"must be one of {', '.join(ROUTE_TYPES)}", route_type)
+    route_type = item.get("type") or "unicast"  # its choices are the argument spec's
     via = item.get("via")
     dev = item.get("dev")
     if via is not None:
@@ -298,7 +298,7 @@ def read_routes(netlink, table: int, versions: set) -> list:
             # IPv6 gives unreachable and blackhole routes the loopback device: not part of the route.
             dev = names(found.oif) if found.oif and route_type == "unicast" else None
             routes.append(Route(dst=found.dst, type=route_type, via=found.gateway, dev=dev, metric=found.metric,
-                                table=table, protocol=found.protocol))
+                                table=table, protocol=found.protocol, oif=found.oif if dev else 0))
     return routes
 
 
@@ -306,13 +306,11 @@ def resolve_gateways(netlink, routes: list) -> list:
     """The routes with the interface the kernel would use for each gateway: each ``via`` must
     be directly reachable (``ip route get <via>`` answers a route without a gateway), else
     RouteError naming every route whose gateway is not. A ``dev`` that does not exist is bad
-    input (ConfigError naming it)."""
-    for index, route in enumerate(routes):
-        if route.dev is not None:
-            _interface_index(route.dev, f"routes[{index}].dev")
+    input (ConfigError naming it). Each route comes back with its interface's index."""
+    routes = [route if route.dev is None else replace(route, oif=_interface_index(route.dev, f"routes[{index}].dev"))
+              for index, route in enumerate(routes)]
     gateways = [route for route in routes if route.via is not None]
-    answers = iter(netlink.get([route.via for route in gateways],
-                               [_interface_index(route.dev) if route.dev else 0 for route in gateways]))
+    answers = iter(netlink.get([route.via for route in gateways], [route.oif for route in gateways]))
     names = _InterfaceNames()
     resolved, unreachable = [], []
     for route in routes:
@@ -323,8 +321,10 @@ def resolve_gateways(netlink, routes: list) -> list:
         problem = _not_adjacent(answer, names)
         if problem:
             unreachable.append((route, problem))
+        elif route.dev is None:
+            resolved.append(replace(route, dev=names(answer.oif), oif=answer.oif))
         else:
-            resolved.append(replace(route, dev=route.dev or names(answer.oif)))
+            resolved.append(route)
     if unreachable:
         raise RouteError(
             "; ".join(f"route {route.label()} via {route.via}: the gateway is not directly reachable ({problem})"
@@ -345,7 +345,7 @@ def _not_adjacent(answer, names) -> str:
     return ""
 
 
-def _interface_index(name: str, path: str = "dev") -> int:
+def _interface_index(name: str, path: str) -> int:
     try:
         return socket.if_nametoindex(name)
     except OSError:
@@ -361,7 +361,7 @@ def _request(verb: str, route: Route, protocol: int):
     nexthop = verb != "delete" and route.type == "unicast"
     return RouteRequest(dst=route.dst, type=route_type, protocol=protocol, table=route.table, metric=route.metric,
                         gateway=route.via if nexthop else None,
-                        oif=_interface_index(route.dev) if nexthop and route.dev else 0)
+                        oif=route.oif if nexthop else 0)
 
 
 def apply(netlink, plan: Plan, protocol: int) -> None:
@@ -383,17 +383,11 @@ def apply(netlink, plan: Plan, protocol: int) -> None:
 
 
 def _undo(netlink, undo: list, protocol: int) -> list:
-    """Carry out the ``(verb, route)`` steps that undo a batch; the RouteError of each that fails."""
-    errors, requests = [], []
-    for verb, route in undo:
-        try:
-            requests.append((verb, route, _request(verb, route, protocol)))
-        except ConfigError as error:  # the route's interface is gone since the table was read
-            errors.append(RouteError(f"undo {verb} of route {route.label()}: {error}", [route.as_dict(with_name=True)]))
-    answers = netlink.change([(verb, request) for verb, _route, request in requests])
-    return errors + [RouteError(f"undo {verb} of route {route.label()}: {error.strerror}",
-                                [route.as_dict(with_name=True)])
-                     for (verb, route, _request_), error in zip(requests, answers) if error is not None]
+    """Carry out the ``(verb, route)`` steps that undo a batch; the RouteError of each that fails
+    (an interface gone since the table was read is the kernel's ENODEV, like any other refusal)."""
+    answers = netlink.change([(verb, _request(verb, route, protocol)) for verb, route in undo])
+    return [RouteError(f"undo {verb} of route {route.label()}: {error.strerror}", [route.as_dict(with_name=True)])
+            for (verb, route), error in zip(undo, answers) if error is not None]
 
 
 # -- the task --------------------------------------------------------------------------------------
@@ -427,12 +421,13 @@ def run(host, params: dict, result: dict) -> None:
                 raise
     before = sorted(plan.unchanged + [old for old, _new in plan.replace] + plan.remove, key=lambda r: r.sort_key)
     result["changed"] = plan.changed
-    result["routes"] = [route.as_dict() for route in plan.after()]
+    after = plan.after()
+    result["routes"] = [route.as_dict() for route in after]
     if host.diff:
         header = f"routes of protocol {options.protocol} in table {options.table} within " + \
             ", ".join(map(str, options.within))
         result["diff"] = {
             "before": "".join(route.line(options.protocol) + "\n" for route in before),
-            "after": "".join(route.line(options.protocol) + "\n" for route in plan.after()),
+            "after": "".join(route.line(options.protocol) + "\n" for route in after),
             "before_header": header, "after_header": header,
         }
