@@ -9,7 +9,7 @@ from __future__ import annotations
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.cnikit.cni.plugins.module_utils._cluster_subnets import OPTIONS, run
-from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError, error_result
 
 
 class ActionModule(ActionBase):
@@ -25,6 +25,5 @@ class ActionModule(ActionBase):
         try:
             result.update(run(args, check_mode=bool(self._task.check_mode)))
         except (CNIError, OSError) as error:
-            details = error.to_dict() if isinstance(error, CNIError) else {"msg": str(error)}
-            result.update(failed=True, msg=details.pop("msg"), error=details)
+            result.update(failed=True, **error_result(error))
         return result

@@ -20,6 +20,7 @@ import ipaddress
 from dataclasses import dataclass
 
 from ._errors import ConfigError
+from ._identifiers import check_cidr, check_ip
 
 FILE_KEYS = ("cidr", "host_prefix", "subnets", "released")
 MEMBER_KEYS = ("address", "pin", "in_play", "recorded", "attachments")
@@ -86,6 +87,7 @@ class Allocation:
 
     content: dict  # cidr, host_prefix, subnets and released, in the order the file renders them
     subnets: dict  # member -> subnet, for every member whose subnet is known, in inventory order
+    addresses: dict  # member -> its address as checked, which the routes to its subnet go via
     released: dict  # host that left the group -> its quarantined subnet
     pending: list  # members with no subnet yet: not in the play, so their record is unknown
     changes: list  # what changed, one sentence each
@@ -94,28 +96,9 @@ class Allocation:
 
 # --- parsing and validating the input ----------------------------------------------------------
 
-def _cidr(path: str, value, file_label: str = "") -> ipaddress.IPv4Network | ipaddress.IPv6Network:
-    """A network written as address/length, with no host bits set."""
-    where = f"{path} in {file_label}" if file_label else path
-    if not isinstance(value, str) or "/" not in value:
-        raise ConfigError(where, "must be a CIDR written as network address/prefix length, such as 10.244.0.0/24",
-                          value)
-    try:
-        return ipaddress.ip_network(value.strip())
-    except ValueError:
-        pass
-    try:
-        loose = ipaddress.ip_network(value.strip(), strict=False)
-    except ValueError:
-        raise ConfigError(where, "is not a CIDR (network address/prefix length, such as 10.244.0.0/24)",
-                          value) from None
-    raise ConfigError(where, f"has host bits set: its network address is {loose}", value)
-
-
-def parse_cluster(cidr, host_prefix) -> Cluster:
-    network = _cidr("cidr", cidr)
-    if isinstance(host_prefix, bool) or not isinstance(host_prefix, int):
-        raise ConfigError("host_prefix", "must be an integer prefix length", host_prefix)
+def parse_cluster(cidr, host_prefix: int) -> Cluster:
+    """``host_prefix`` an integer, as the action's argument spec makes it."""
+    network = check_cidr(cidr, "cidr")
     if not network.prefixlen <= host_prefix <= network.max_prefixlen:
         raise ConfigError("host_prefix", f"must lie between the cidr's prefix length {network.prefixlen} and "
                                          f"{network.max_prefixlen}: each host's subnet is a part of {network}",
@@ -145,11 +128,7 @@ def _address(path: str, name: str, value, cluster: Cluster):
     if value is None or value == "":
         raise ConfigError(path, f"is required: the address the other members route {name}'s subnet through "
                                 "(cni_cluster_address, by default ansible_host)", value)
-    try:
-        address = ipaddress.ip_address(value.strip() if isinstance(value, str) else value)
-    except ValueError:
-        raise ConfigError(path, f"is not an IP address: routes to {name}'s subnet go via an address, "
-                                "not a host name", value) from None
+    address = check_ip(value, path, f"routes to {name}'s subnet go via an address, not a host name")
     if address.version != cluster.network.version:
         raise ConfigError(path, f"is an IPv{address.version} address, but the cluster cidr {cluster.network} "
                                 f"is IPv{cluster.network.version}", value)
@@ -159,7 +138,7 @@ def _address(path: str, name: str, value, cluster: Cluster):
 def _pin(path: str, value, cluster: Cluster):
     if value is None or value == "":
         return None
-    pin = _cidr(path, value)
+    pin = check_cidr(value, path)
     if pin.version != cluster.network.version:
         raise ConfigError(path, f"is IPv{pin.version}, but the cluster cidr {cluster.network} is "
                                 f"IPv{cluster.network.version}", value)
@@ -188,7 +167,7 @@ def parse_member(name, spec, cluster: Cluster) -> Member:
         address=_address(f"{path}.address", name, spec.get("address"), cluster),
         pin=_pin(f"{path}.pin", spec.get("pin"), cluster),
         in_play=_boolean(f"{path}.in_play", spec.get("in_play", True)),
-        recorded=None if recorded in (None, "") else _cidr(f"{path}.recorded", recorded),
+        recorded=None if recorded in (None, "") else check_cidr(recorded, f"{path}.recorded"),
         attachments=_count(f"{path}.attachments", spec.get("attachments")),
     )
 
@@ -220,7 +199,7 @@ def _entries(previous: dict, key: str, file_label: str) -> dict:
     for host, value in section.items():
         if not isinstance(host, str) or not host:
             raise ConfigError(f"{key} in {file_label}", "each key must be a host name", host)
-        entries[host] = _cidr(f"{key}.{host}", value, file_label)
+        entries[host] = check_cidr(value, f"{key}.{host} in {file_label}")
     return entries
 
 
@@ -236,7 +215,7 @@ def parse_file(previous, file_label: str) -> FileState:
         raise ConfigError(file_label, f"unknown key {unknown[0]} (known: {', '.join(FILE_KEYS)})", unknown[0])
     cidr = previous.get("cidr")
     if cidr is not None:
-        cidr = str(_cidr("cidr", cidr, file_label))
+        cidr = str(check_cidr(cidr, f"cidr in {file_label}"))
     host_prefix = previous.get("host_prefix")
     if host_prefix is not None and (isinstance(host_prefix, bool) or not isinstance(host_prefix, int)):
         raise ConfigError(f"host_prefix in {file_label}", "must be an integer prefix length", host_prefix)
@@ -422,6 +401,7 @@ def allocate(cidr, host_prefix, network: str, members, previous, file_label: str
     return Allocation(
         content=content,
         subnets={m.name: str(final[m.name]) for m in parsed if m.name in final},
+        addresses={m.name: str(m.address) for m in parsed},
         released=content["released"],
         pending=pending,
         changes=_changes(parsed, decisions, final, state, cluster, released, file_label),

@@ -19,7 +19,7 @@ import sys
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ._errors import CNIError
+from ._errors import CNIError, error_result
 
 
 # The managed node's libraries: the oldest version the tests run every module with, and their use.
@@ -108,11 +108,10 @@ def _permission_denied(error: BaseException) -> bool:
 def fail_from_error(module, error: Exception, **result) -> None:
     """fail_json with the error's message and its structured fields under ``error``; an OSError
     is reported by its message. Without root, a refusal says that root is needed."""
-    details = error.to_dict() if isinstance(error, CNIError) else {"msg": str(error)}
-    msg = details.pop("msg")
+    failure = error_result(error)
     if os.geteuid() != 0 and _permission_denied(error):
-        msg = f"{msg}. {NEEDS_ROOT}"
-    module.fail_json(msg=msg, error=details, **result)
+        failure["msg"] += f". {NEEDS_ROOT}"
+    module.fail_json(**failure, **result)
 
 
 def warn(module, text: str) -> None:

@@ -38,7 +38,7 @@ from . import _fileio
 from ._argspec import ArgumentSpec
 from ._cache import open_subdir, warn_of_cache_dir
 from ._errors import CNIError, ConfigError
-from ._identifiers import check_network_name
+from ._identifiers import check_cidr, check_network_name
 
 ARGUMENT_SPEC = ArgumentSpec({
     "network": {"type": "str", "required": True},
@@ -101,8 +101,10 @@ def parse_record(data: bytes, path: str, network: str) -> dict:
     if record["network"] != network:
         raise RecordError(path, f"holds network {record['network']!r}, its file name says {network!r}")
     for name in ("cidr", "subnet"):
-        if not isinstance(record[name], str) or _network_or_none(record[name]) is None:
-            raise RecordError(path, f"{name} {record[name]!r} is not a network address in CIDR notation")
+        try:
+            record[name] = str(check_cidr(record[name], name))
+        except ConfigError as exc:
+            raise RecordError(path, str(exc)) from None
     if not isinstance(record["masquerade"], bool):
         raise RecordError(path, f"masquerade {record['masquerade']!r} is not true or false")
     if type(record["ip_forward_before"]) is not int:  # pylint: disable=unidiomatic-typecheck  # bool is an int
@@ -428,8 +430,8 @@ def _diff_text(lines: list) -> str:
 def wanted_record(params: dict, record: dict | None) -> dict:
     """The record ``state=present`` keeps, but for ``ip_forward_before`` (the plan's); bad
     input is an error naming the option and its value."""
-    cidr = _check_network(params["cidr"], "cidr")
-    subnet = _check_network(params["subnet"], "subnet")
+    cidr = check_cidr(params["cidr"], "cidr")
+    subnet = check_cidr(params["subnet"], "subnet")
     if subnet.version != cidr.version:
         raise ConfigError("subnet", f"is IPv{subnet.version} but cidr {cidr} is IPv{cidr.version}", params["subnet"])
     if not subnet.subnet_of(cidr):
@@ -440,22 +442,6 @@ def wanted_record(params: dict, record: dict | None) -> dict:
                                   f"the IPv{recorded} cidr {record['cidr']}: remove the network with state=absent first "
                                   f"(that removes the IPv{recorded} chains and restores its forwarding)", params["cidr"])
     return {"network": params["network"], "cidr": str(cidr), "subnet": str(subnet), "masquerade": params["masquerade"]}
-
-
-def _check_network(value: object, option: str):
-    found = _network_or_none(value) if isinstance(value, str) else None
-    if found is None:
-        raise ConfigError(option, "is not a network address in CIDR notation, such as 10.244.0.0/16 "
-                                  "(the host bits must be zero)", value)
-    return found
-
-
-def _network_or_none(text: str):
-    try:
-        # A prefix length is required: 10.244.0.0 alone would be read as a /32.
-        return ipaddress.ip_network(text if "/" in text else "", strict=True)
-    except ValueError:
-        return None
 
 
 def plan_present(host, cache_dir: str, record: dict | None, wanted: dict) -> Plan:

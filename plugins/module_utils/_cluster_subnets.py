@@ -31,8 +31,8 @@ OPTIONS = {
 
 
 def run(params: dict, check_mode: bool) -> dict:
-    """The task's result: ``changed``, ``subnets``, ``released``, ``pending``, ``changes``,
-    ``path`` and ``diff``. Raises ConfigError for bad input or a file it cannot use, OSError when
+    """The task's result: ``changed``, ``subnets``, ``addresses``, ``released``, ``pending``,
+    ``changes``, ``path`` and ``diff``. Raises ConfigError for bad input or a file it cannot use, OSError when
     the file cannot be written."""
     path = params["path"]
     directory = os.path.dirname(os.path.realpath(path))
@@ -49,6 +49,7 @@ def run(params: dict, check_mode: bool) -> dict:
         "changed": allocation.changed,
         "path": path,
         "subnets": allocation.subnets,
+        "addresses": allocation.addresses,
         "released": allocation.released,
         "pending": allocation.pending,
         "changes": allocation.changes,

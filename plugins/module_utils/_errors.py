@@ -17,6 +17,13 @@ class CNIError(Exception):
         return {"msg": str(self)}
 
 
+def error_result(error: Exception) -> dict:
+    """What a failed task returns of ``error``: its message as ``msg`` and its structured fields
+    under ``error``; an OSError (or any other exception) is reported by its message alone."""
+    details = error.to_dict() if isinstance(error, CNIError) else {"msg": str(error)}
+    return {"msg": details.pop("msg"), "error": details}
+
+
 class ConfigError(CNIError):
     """Bad input: names where it is (an option or a JSON path) and the offending value."""
 

@@ -4,12 +4,14 @@
 #
 # This module_utils is PRIVATE and should only be used by this collection.
 # It may change at any time, without notice.
-"""The CNI spec's rules for identifiers, checked before any path or netlink call is built from
-them, and cnitool's rule for deriving a container ID from a netns path."""
+"""The CNI spec's rules for identifiers, and the rules for IP addresses and CIDRs, checked before
+any path or netlink call is built from them; and cnitool's rule for deriving a container ID from
+a netns path."""
 
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import os
 import re
 from dataclasses import dataclass
@@ -26,6 +28,7 @@ NETNS_DIRS = (NETNS_DIR, "/run/netns")  # the same directory, spelt both ways
 # validates, runs, installs and records in a manifest. (\Z, not $, which matches before a "\n".)
 PLUGIN_FILE_NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.\-]*\Z")
 PLUGIN_FILE_NAME_RULE = "a letter or digit, then letters, digits, '_', '.' and '-'"
+CIDR_RULE = "a network address and a prefix length, such as 10.244.0.0/24"
 
 
 def check_id(value: object, path: str, what: str) -> str:
@@ -97,6 +100,34 @@ def check_ifname(ifname: object, path: str = "ifname") -> str:
         raise ConfigError(path, "interface name must not contain '/', ':', whitespace, control characters or "
                           "letters outside ASCII", ifname)
     return ifname
+
+
+def check_cidr(value: object, path: str):
+    """The network ``value`` names, as ipaddress's network, if it is a CIDR with no host bits
+    set; whitespace around it is dropped (inventory values are typed by hand)."""
+    # A prefix length is required: ipaddress reads 10.244.0.0 alone as a /32.
+    if not isinstance(value, str) or "/" not in value:
+        raise ConfigError(path, f"must be a CIDR: {CIDR_RULE}", value)
+    try:
+        return ipaddress.ip_network(value.strip())
+    except ValueError:
+        pass  # found out why below: parsing a valid CIDR once is what a thousand routes cost
+    try:
+        network = ipaddress.ip_network(value.strip(), strict=False)
+    except ValueError:
+        raise ConfigError(path, f"is not a CIDR: {CIDR_RULE}", value) from None
+    raise ConfigError(path, f"has host bits set: its network address is {network}", value)
+
+
+def check_ip(value: object, path: str, hint: str = ""):
+    """The address ``value`` names, as ipaddress's address; whitespace around it is dropped.
+    ``hint``, when given, follows the error: why a host name will not do, say."""
+    try:
+        if isinstance(value, str):  # ipaddress would take an integer as an address
+            return ipaddress.ip_address(value.strip())
+    except ValueError:
+        pass
+    raise ConfigError(path, f"is not an IP address: {hint}" if hint else "is not an IP address", value)
 
 
 @dataclass(frozen=True)

@@ -17,20 +17,21 @@ batch, undone if the kernel refuses any of it (``apply``). The kernel is reached
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 from dataclasses import dataclass, field, replace
 
 from ._argspec import ArgumentSpec
 from ._defaults import DEFAULT_ROUTE_PROTOCOL, DEFAULT_ROUTE_TABLE
 from ._errors import CNIError, ConfigError, OperationError
-from ._identifiers import check_ifname
+from ._identifiers import check_cidr, check_ifname, check_ip
 
-# The types a desired route can have, by their kernel number (rtm_type).
-ROUTE_TYPES = {"unicast": 1, "blackhole": 6, "unreachable": 7, "prohibit": 8}
-# Every type the kernel reports, for routes of its own found in the table.
-KERNEL_TYPES = {1: "unicast", 2: "local", 3: "broadcast", 4: "anycast", 5: "multicast", 6: "blackhole",
-                7: "unreachable", 8: "prohibit", 9: "throw", 10: "nat"}
+# Every route type (rtm_type) the kernel knows, up to its RTN_MAX, by number; a route of another
+# number (of a newer kernel) is named by its number.
+KERNEL_TYPES = {0: "unspec", 1: "unicast", 2: "local", 3: "broadcast", 4: "anycast", 5: "multicast",
+                6: "blackhole", 7: "unreachable", 8: "prohibit", 9: "throw", 10: "nat", 11: "xresolve"}
+TYPE_NUMBERS = {name: number for number, name in KERNEL_TYPES.items()}
+# The types a desired route can have.
+ROUTE_TYPES = ("unicast", "blackhole", "unreachable", "prohibit")
 RTPROT_KERNEL = 2  # connected routes of an interface's address: never reported
 # Protocol numbers 0 to 4 are the kernel's own (unspec, redirect, kernel, boot, static: what
 # `ip route add` writes by default), so none of them can mark a route as this module's.
@@ -79,8 +80,9 @@ def protocol_label(protocol: int) -> str:
 @dataclass(frozen=True)
 class Route:
     """A route of one table. ``name`` (what the route is for) is the operator's, never the
-    kernel's; ``protocol`` is known for routes read from the kernel. Neither is part of what a
-    route is when two are compared."""
+    kernel's; ``protocol`` is known for routes read from the kernel; ``oif`` is the index of
+    ``dev``, known once the kernel has been asked (0 otherwise). None is part of what a route is
+    when two are compared."""
 
     dst: object  # ipaddress.IPv4Network or IPv6Network
     type: str = "unicast"
@@ -90,6 +92,7 @@ class Route:
     table: int = DEFAULT_ROUTE_TABLE
     name: str | None = field(default=None, compare=False)
     protocol: int | None = field(default=None, compare=False)
+    oif: int = field(default=0, compare=False)
 
     @property
     def key(self) -> tuple:
@@ -162,39 +165,13 @@ class Plan:
 
 # -- options ---------------------------------------------------------------------------------------
 
-def parse_network(text: object, path: str):
-    """A CIDR that is a network address (no host bits), as ipaddress's network."""
-    if not isinstance(text, str) or "/" not in text:
-        raise ConfigError(path, "must be a CIDR: a network address and a prefix length, such as 10.244.1.0/24",
-                          text)
-    try:
-        return ipaddress.ip_network(text)
-    except ValueError:
-        pass  # found out why below: parsing a valid CIDR once is what a thousand routes cost
-    try:
-        network = ipaddress.ip_network(text, strict=False)
-    except ValueError:
-        raise ConfigError(path, "is not a CIDR: a network address and a prefix length, such as 10.244.1.0/24",
-                          text) from None
-    raise ConfigError(path, f"has host bits set: the network is {network}", text)
-
-
-def _parse_address(text: object, path: str):
-    try:
-        return ipaddress.ip_address(text)
-    except ValueError:
-        raise ConfigError(path, "is not an IP address", text) from None
-
-
 def _parse_route(item: dict, path: str, table: int) -> Route:
-    dst = parse_network(item.get("dst"), f"{path}.dst")
-    route_type = item.get("type") or "unicast"
-    if route_type not in ROUTE_TYPES:
-        raise ConfigError(f"{path}.type", f"must be one of {', '.join(ROUTE_TYPES)}", route_type)
+    dst = check_cidr(item.get("dst"), f"{path}.dst")
+    route_type = item.get("type") or "unicast"  # its choices are the argument spec's
     via = item.get("via")
     dev = item.get("dev")
     if via is not None:
-        via = _parse_address(via, f"{path}.via")
+        via = check_ip(via, f"{path}.via")
         if via.version != dst.version:
             raise ConfigError(f"{path}.via", f"is an IPv{via.version} address for the IPv{dst.version} "
                               f"destination {dst}", str(via))
@@ -224,7 +201,7 @@ def parse_options(params: dict) -> Options:
         raise ConfigError("protocol", f"must be between {LOWEST_OWN_PROTOCOL} and 255: 0 to 4 are the kernel's "
                           "own (4 is static, what ip route add writes), so they cannot mark routes as this "
                           "module's", protocol)
-    within = [parse_network(text, f"within[{index}]") for index, text in enumerate(params["within"] or [])]
+    within = [check_cidr(text, f"within[{index}]") for index, text in enumerate(params["within"] or [])]
     routes = []
     if params["state"] == "present":
         routes = [_parse_route(item, f"routes[{index}]", table) for index, item in enumerate(params["routes"] or [])]
@@ -321,7 +298,7 @@ def read_routes(netlink, table: int, versions: set) -> list:
             # IPv6 gives unreachable and blackhole routes the loopback device: not part of the route.
             dev = names(found.oif) if found.oif and route_type == "unicast" else None
             routes.append(Route(dst=found.dst, type=route_type, via=found.gateway, dev=dev, metric=found.metric,
-                                table=table, protocol=found.protocol))
+                                table=table, protocol=found.protocol, oif=found.oif if dev else 0))
     return routes
 
 
@@ -329,13 +306,11 @@ def resolve_gateways(netlink, routes: list) -> list:
     """The routes with the interface the kernel would use for each gateway: each ``via`` must
     be directly reachable (``ip route get <via>`` answers a route without a gateway), else
     RouteError naming every route whose gateway is not. A ``dev`` that does not exist is bad
-    input (ConfigError naming it)."""
-    for index, route in enumerate(routes):
-        if route.dev is not None:
-            _interface_index(route.dev, f"routes[{index}].dev")
+    input (ConfigError naming it). Each route comes back with its interface's index."""
+    routes = [route if route.dev is None else replace(route, oif=_interface_index(route.dev, f"routes[{index}].dev"))
+              for index, route in enumerate(routes)]
     gateways = [route for route in routes if route.via is not None]
-    answers = iter(netlink.get([route.via for route in gateways],
-                               [_interface_index(route.dev) if route.dev else 0 for route in gateways]))
+    answers = iter(netlink.get([route.via for route in gateways], [route.oif for route in gateways]))
     names = _InterfaceNames()
     resolved, unreachable = [], []
     for route in routes:
@@ -346,8 +321,10 @@ def resolve_gateways(netlink, routes: list) -> list:
         problem = _not_adjacent(answer, names)
         if problem:
             unreachable.append((route, problem))
+        elif route.dev is None:
+            resolved.append(replace(route, dev=names(answer.oif), oif=answer.oif))
         else:
-            resolved.append(replace(route, dev=route.dev or names(answer.oif)))
+            resolved.append(route)
     if unreachable:
         raise RouteError(
             "; ".join(f"route {route.label()} via {route.via}: the gateway is not directly reachable ({problem})"
@@ -360,15 +337,15 @@ def _not_adjacent(answer, names) -> str:
     """Why ``ip route get``'s answer shows a gateway that is not on a link of this host; "" if it is."""
     if isinstance(answer, OSError):
         return f"ip route get: {answer.strerror}"
-    if answer.type != ROUTE_TYPES["unicast"]:
+    if answer.type != TYPE_NUMBERS["unicast"]:
         return f"ip route get answers a {KERNEL_TYPES.get(answer.type, answer.type)} route" + (
-            ": it is an address of this host" if answer.type == 2 else "")
+            ": it is an address of this host" if answer.type == TYPE_NUMBERS["local"] else "")
     if answer.gateway is not None:
         return f"ip route get answers via {answer.gateway} dev {names(answer.oif)}"
     return ""
 
 
-def _interface_index(name: str, path: str = "dev") -> int:
+def _interface_index(name: str, path: str) -> int:
     try:
         return socket.if_nametoindex(name)
     except OSError:
@@ -380,12 +357,11 @@ def _request(verb: str, route: Route, protocol: int):
     (destination, metric, type and the ownership mark), as the kernel finds it."""
     from ._rtnetlink import RouteRequest  # pylint: disable=import-outside-toplevel
 
-    route_type = ROUTE_TYPES.get(route.type) or next(
-        (number for number, name in KERNEL_TYPES.items() if name == route.type), int(route.type))
+    route_type = TYPE_NUMBERS[route.type] if route.type in TYPE_NUMBERS else int(route.type)  # see KERNEL_TYPES
     nexthop = verb != "delete" and route.type == "unicast"
     return RouteRequest(dst=route.dst, type=route_type, protocol=protocol, table=route.table, metric=route.metric,
                         gateway=route.via if nexthop else None,
-                        oif=_interface_index(route.dev) if nexthop and route.dev else 0)
+                        oif=route.oif if nexthop else 0)
 
 
 def apply(netlink, plan: Plan, protocol: int) -> None:
@@ -407,17 +383,11 @@ def apply(netlink, plan: Plan, protocol: int) -> None:
 
 
 def _undo(netlink, undo: list, protocol: int) -> list:
-    """Carry out the ``(verb, route)`` steps that undo a batch; the RouteError of each that fails."""
-    errors, requests = [], []
-    for verb, route in undo:
-        try:
-            requests.append((verb, route, _request(verb, route, protocol)))
-        except ConfigError as error:  # the route's interface is gone since the table was read
-            errors.append(RouteError(f"undo {verb} of route {route.label()}: {error}", [route.as_dict(with_name=True)]))
-    answers = netlink.change([(verb, request) for verb, _route, request in requests])
-    return errors + [RouteError(f"undo {verb} of route {route.label()}: {error.strerror}",
-                                [route.as_dict(with_name=True)])
-                     for (verb, route, _request_), error in zip(requests, answers) if error is not None]
+    """Carry out the ``(verb, route)`` steps that undo a batch; the RouteError of each that fails
+    (an interface gone since the table was read is the kernel's ENODEV, like any other refusal)."""
+    answers = netlink.change([(verb, _request(verb, route, protocol)) for verb, route in undo])
+    return [RouteError(f"undo {verb} of route {route.label()}: {error.strerror}", [route.as_dict(with_name=True)])
+            for (verb, route), error in zip(undo, answers) if error is not None]
 
 
 # -- the task --------------------------------------------------------------------------------------
@@ -451,12 +421,13 @@ def run(host, params: dict, result: dict) -> None:
                 raise
     before = sorted(plan.unchanged + [old for old, _new in plan.replace] + plan.remove, key=lambda r: r.sort_key)
     result["changed"] = plan.changed
-    result["routes"] = [route.as_dict() for route in plan.after()]
+    after = plan.after()
+    result["routes"] = [route.as_dict() for route in after]
     if host.diff:
         header = f"routes of protocol {options.protocol} in table {options.table} within " + \
             ", ".join(map(str, options.within))
         result["diff"] = {
             "before": "".join(route.line(options.protocol) + "\n" for route in before),
-            "after": "".join(route.line(options.protocol) + "\n" for route in plan.after()),
+            "after": "".join(route.line(options.protocol) + "\n" for route in after),
             "before_header": header, "after_header": header,
         }

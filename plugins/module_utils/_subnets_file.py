@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import os
 import re
@@ -50,11 +51,12 @@ def locked(path: str):
         os.close(fd)  # releases the lock
 
 
+@functools.lru_cache(maxsize=None)
 def _strict_loader():
     """PyYAML's safe loader (libyaml's when PyYAML has it), refusing a key written twice in one
     mapping: plain safe_load keeps the last, and would silently drop a host an operator listed
     twice. Imported here, on the controller: the module_utils that managed nodes import do not
-    need PyYAML."""
+    need PyYAML. Made once, on first use."""
     import yaml  # pylint: disable=import-outside-toplevel
 
     class StrictSafeLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):

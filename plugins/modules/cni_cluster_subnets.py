@@ -131,6 +131,13 @@ subnets:
   returned: success
   type: dict
   sample: {node1: 10.244.0.0/24, node2: 10.244.7.0/24}
+addresses:
+  description:
+    - Each member with its address as checked (surrounding whitespace dropped), in the order of O(members), which
+      the routes to its subnet go via.
+  returned: success
+  type: dict
+  sample: {node1: 192.0.2.11, node2: 192.0.2.12}
 released:
   description: The hosts that left the group, with their quarantined subnets, as the file lists them.
   returned: success

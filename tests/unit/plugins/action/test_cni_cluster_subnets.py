@@ -50,10 +50,11 @@ def args_for(path, **members) -> dict:
 def test_check_mode_shows_the_diff_and_writes_nothing_then_the_real_run_writes(tmp_path):
     path = tmp_path / "inventory" / "cni_cluster_subnets.yml"
     path.parent.mkdir()
-    args = args_for(path, node1={"address": "192.0.2.11"}, node2={"address": "192.0.2.12", "pin": "10.244.7.0/24"})
+    args = args_for(path, node1={"address": "192.0.2.11"}, node2={"address": "192.0.2.12 ", "pin": "10.244.7.0/24"})
     rc, result, output = ansible(tmp_path, args, "--check", "--diff")
     assert rc == 0 and result["changed"], output
     assert result["subnets"] == {"node1": "10.244.0.0/24", "node2": "10.244.7.0/24"}
+    assert result["addresses"] == {"node1": "192.0.2.11", "node2": "192.0.2.12"}
     assert f"--- before: {path}\n+++ after: {path}\n" in output and "+  node2: 10.244.7.0/24\n" in output
     assert os.listdir(path.parent) == []
 

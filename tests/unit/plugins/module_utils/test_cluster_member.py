@@ -102,8 +102,10 @@ def test_record_round_trip(tmp_path):
     (b"{not json", "not JSON"),
     (b"[1]", "not a JSON object"),
     (json.dumps(record()).encode(), "format None"),
-    (json.dumps(dict(record(), format=1, subnet=None)).encode(), "subnet None is not a network address"),
-    (json.dumps(dict(record(), format=1, cidr="10.244.0.1/16")).encode(), "cidr '10.244.0.1/16'"),
+    (json.dumps(dict(record(), format=1, subnet=None)).encode(),
+     "subnet: must be a CIDR: a network address and a prefix length, such as 10.244.0.0/24 (got None)"),
+    (json.dumps(dict(record(), format=1, cidr="10.244.0.1/16")).encode(),
+     "cidr: has host bits set: its network address is 10.244.0.0/16 (got '10.244.0.1/16')"),
     (json.dumps(dict(record(), format=1, network="other")).encode(), "holds network 'other'"),
     (json.dumps(dict(record(), format=1, ip_forward_before=True)).encode(), "ip_forward_before True"),
     (json.dumps(dict(record(), format=1, masquerade="yes")).encode(), "masquerade 'yes'"),
@@ -347,9 +349,9 @@ def test_the_diff_lines_read_as_iptables_save_prints_them():
 # -- bad input ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("options, path, text", [
-    ({"cidr": "10.244.0.1/16"}, "cidr", "host bits must be zero"),
-    ({"cidr": "10.244.0.0"}, "cidr", "CIDR notation"),
-    ({"cidr": "cluster"}, "cidr", "CIDR notation"),
+    ({"cidr": "10.244.0.1/16"}, "cidr", "has host bits set: its network address is 10.244.0.0/16"),
+    ({"cidr": "10.244.0.0"}, "cidr", "must be a CIDR"),
+    ({"cidr": "cluster"}, "cidr", "must be a CIDR"),
     ({"subnet": "10.245.0.0/24"}, "subnet", "is not inside cidr 10.244.0.0/16"),
     ({"subnet": "fd00::/64"}, "subnet", "is IPv6 but cidr 10.244.0.0/16 is IPv4"),
     ({"network": "../etc"}, "network", "network name"),

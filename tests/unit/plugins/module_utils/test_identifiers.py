@@ -163,3 +163,52 @@ def test_every_plugin_name_check_has_the_one_rule(tmp_path):
     assert validate_network_list({"cniVersion": "1.0.0", "name": "n", "plugins": [{"type": "bridge\n"}]}).errors
     with pytest.raises(ConfigError):
         find_plugin("bridge\n", [str(tmp_path)])
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("10.244.1.0/24", "10.244.1.0/24"),
+    (" 10.244.1.0/24\n", "10.244.1.0/24"),
+    ("10.244.0.0/255.255.0.0", "10.244.0.0/16"),
+    ("fd00:10::/64", "fd00:10::/64"),
+    ("0.0.0.0/0", "0.0.0.0/0"),
+])
+def test_cidrs(value, expected):
+    assert str(_identifiers.check_cidr(value, "dst")) == expected
+
+
+@pytest.mark.parametrize("value, message", [
+    ("10.244.1.0", "must be a CIDR: a network address and a prefix length, such as 10.244.0.0/24"),
+    (None, "must be a CIDR"),
+    (167772160, "must be a CIDR"),
+    ("10.244.1.0/33", "is not a CIDR: a network address and a prefix length, such as 10.244.0.0/24"),
+    ("peer-2/24", "is not a CIDR"),
+    ("10.244.1.7/24", "has host bits set: its network address is 10.244.1.0/24"),
+    ("fd00:10::1/64", "has host bits set: its network address is fd00:10::/64"),
+])
+def test_not_cidrs_name_the_path_and_the_value(value, message):
+    """One rule for cni_route's routes, the allocation's file and inventory and a member's
+    record and options."""
+    with pytest.raises(ConfigError) as info:
+        _identifiers.check_cidr(value, "routes[0].dst")
+    assert str(info.value).startswith(f"routes[0].dst: {message}") and str(info.value).endswith(f"(got {value!r})")
+
+
+@pytest.mark.parametrize("value, expected", [("10.199.0.12", "10.199.0.12"), ("10.199.0.12 ", "10.199.0.12"),
+                                             ("fd00::12", "fd00::12")])
+def test_ip_addresses(value, expected):
+    assert str(_identifiers.check_ip(value, "via")) == expected
+
+
+@pytest.mark.parametrize("value", ["fleet-2", "10.199.0.300", "10.199.0.0/24", "", None, 167772160])
+def test_not_ip_addresses_name_the_path_and_the_value(value):
+    """An integer is no address here, though ipaddress would take one."""
+    with pytest.raises(ConfigError) as info:
+        _identifiers.check_ip(value, "routes[0].via")
+    assert str(info.value) == f"routes[0].via: is not an IP address (got {value!r})"
+
+
+def test_an_ip_address_error_carries_the_hint():
+    with pytest.raises(ConfigError) as info:
+        _identifiers.check_ip("node-a.example", "members.a.address", "routes go via an address, not a host name")
+    assert str(info.value) == ("members.a.address: is not an IP address: routes go via an address, not a host name "
+                               "(got 'node-a.example')")

@@ -16,7 +16,7 @@ import pytest
 from ansible_collections.cnikit.cni.plugins.module_utils import _routes
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, OperationError
 from ansible_collections.cnikit.cni.plugins.module_utils._routes import Route, RouteError, make_plan, parse_options
-from ansible_collections.cnikit.cni.plugins.module_utils._rtnetlink import NetlinkError
+from ansible_collections.cnikit.cni.plugins.module_utils._rtnetlink import KernelRoute, NetlinkError, RouteAnswer
 
 OWN = 210
 CLUSTER = [ipaddress.ip_network("10.244.0.0/16")]
@@ -176,7 +176,7 @@ BAD = [
     ({"routes": [{"dst": "10.244.1.0/33", "via": "10.199.0.12"}]}, "routes[0].dst", "10.244.1.0/33", "is not a CIDR"),
     ({"routes": [{"dst": "peer-2/24", "via": "10.199.0.12"}]}, "routes[0].dst", "peer-2/24", "is not a CIDR"),
     ({"routes": [{"dst": "10.244.1.7/24", "via": "10.199.0.12"}]}, "routes[0].dst", "10.244.1.7/24",
-     "host bits set: the network is 10.244.1.0/24"),
+     "host bits set: its network address is 10.244.1.0/24"),
     ({"routes": [{"dst": "10.244.1.0/24", "via": "10.199.0.300"}]}, "routes[0].via", "10.199.0.300",
      "not an IP address"),
     ({"routes": [{"dst": "10.244.1.0/24", "via": "fleet-2"}]}, "routes[0].via", "fleet-2", "not an IP address"),
@@ -267,17 +267,77 @@ def test_an_undo_the_kernel_refuses_is_reported_beside_the_cause():
     assert caught.value.to_dict()["rollback_errors"][0]["routes"][0]["dst"] == "10.244.2.0/24"
 
 
-def test_an_undo_whose_interface_is_gone_is_reported_and_the_others_still_run():
-    netlink = RefusingNetlink({"10.244.3.0/24"})
-    gone = route("10.244.5.0/24", "10.199.0.16", dev="cnit-gone0")
+def test_an_undo_puts_a_route_back_on_the_interface_index_read_from_the_table(monkeypatch):
+    """Not looked up by name again: an interface gone since the table was read is the kernel's
+    refusal (ENODEV), reported beside the cause like any other."""
+    monkeypatch.setattr(_routes.socket, "if_nametoindex", lambda name: pytest.fail(f"looked up {name}"))
+    netlink = RefusingNetlink({"10.244.3.0/24"}, {"10.244.5.0/24"})
+    gone = route("10.244.5.0/24", "10.199.0.16", dev="cnit-gone0", oif=42)
     plan = make_plan([desired("10.244.3.0/24", "10.199.0.14"), desired("10.244.4.0/24", "10.199.0.15")],
                      CLUSTER, [gone], OWN)
+    sent = []
+    change = netlink.change
+    monkeypatch.setattr(netlink, "change", lambda operations: sent.append(operations) or change(operations))
     with pytest.raises(OperationError) as caught:
         _routes.apply(netlink, plan, OWN)
-    assert netlink.batches[0][-1] == ("delete", "10.244.5.0/24", OWN)  # a delete needs no interface
-    assert netlink.batches[1] == [("delete", "10.244.4.0/24", OWN)]
+    assert [(verb, str(request.dst), request.oif) for verb, request in sent[1]] == [
+        ("add", "10.244.5.0/24", 42), ("delete", "10.244.4.0/24", 0)]
     assert [error.routes[0]["dst"] for error in caught.value.cleanup_errors] == ["10.244.5.0/24"]
-    assert "no interface of this name" in str(caught.value.cleanup_errors[0])
+
+
+def test_each_dev_is_looked_up_once_and_its_index_goes_to_the_kernel(monkeypatch):
+    looked_up = []
+    monkeypatch.setattr(_routes.socket, "if_nametoindex", lambda name: looked_up.append(name) or 7)
+    monkeypatch.setattr(_routes.socket, "if_indextoname", lambda index: f"eth{index}")
+
+    class Kernel(RefusingNetlink):
+        asked = []
+
+        def get(self, addresses, oifs):
+            self.asked.append(list(oifs))
+            return [RouteAnswer(type=1, gateway=None, oif=oif or 8) for oif in oifs]
+
+    netlink = Kernel()
+    options = parse_options(params(routes=[{"dst": "10.244.1.0/24", "via": "10.199.0.12", "dev": "eth7"},
+                                           {"dst": "10.244.2.0/24", "dev": "eth7"},
+                                           {"dst": "10.244.3.0/24", "via": "10.199.0.13"}]))
+    resolved = _routes.resolve_gateways(netlink, options.routes)
+    sent = []
+    change = netlink.change
+    monkeypatch.setattr(netlink, "change", lambda operations: sent.append(operations) or change(operations))
+    _routes.apply(netlink, make_plan(resolved, CLUSTER, [], OWN), OWN)
+
+    assert looked_up == ["eth7", "eth7"]  # once for each route that names it
+    assert netlink.asked == [[7, 0]]
+    assert [route.dev for route in resolved] == ["eth7", "eth7", "eth8"]
+    assert [request.oif for _verb, request in sent[0]] == [7, 7, 8]
+
+
+@pytest.mark.parametrize("kind, number", [("throw", 9), ("multicast", 5), ("anycast", 4), ("nat", 10)])
+def test_an_own_route_of_a_type_it_cannot_ask_for_is_removed_and_put_back_by_its_number(kind, number):
+    """A route of this protocol that someone else added as ``ip route add throw ... proto 210``
+    is still this module's to remove, and to put back when the batch is undone."""
+
+    class Table(RefusingNetlink):
+        types = []  # (verb, rtm_type) of every request, across batches
+
+        def dump(self, family, table):
+            return [KernelRoute(dst=ipaddress.ip_network("10.244.7.0/24"), type=number, protocol=OWN, table=table,
+                                metric=0)]
+
+        def change(self, operations: list) -> list:
+            self.types += [(verb, request.type) for verb, request in operations]
+            return super().change(operations)
+
+    netlink = Table({"10.244.3.0/24"})
+    current = _routes.read_routes(netlink, 254, {4})
+    assert [found.type for found in current] == [kind]
+    plan = make_plan([desired("10.244.3.0/24", "10.199.0.14")], CLUSTER, current, OWN)
+
+    with pytest.raises(OperationError):
+        _routes.apply(netlink, plan, OWN)
+
+    assert netlink.types == [("add", 1), ("delete", number), ("add", number)]
 
 
 # -- the result ------------------------------------------------------------------------------------

@@ -56,6 +56,11 @@ def test_a_broken_file_is_an_error_naming_it(tmp_path, text, message):
     assert caught.value.path == str(path) and message in str(caught.value)
 
 
+def test_the_strict_loader_is_made_once():
+    """Not a new loader class for every read, and for every line rendering asks the parser about."""
+    assert _subnets_file._strict_loader()[1] is _subnets_file._strict_loader()[1]
+
+
 def test_an_unreadable_file_is_an_error_naming_it(tmp_path):
     with pytest.raises(ConfigError, match=f"^{tmp_path}: cannot be read: Is a directory"):
         _subnets_file.read(str(tmp_path))

@@ -19,8 +19,8 @@ def test_bad_input_fails_naming_the_option_and_creates_nothing(run_module, tmp_p
                         cache_dir=str(cache_dir))
 
     assert result["failed"] is True and result["error"]["path"] == "subnet"
-    assert result["msg"] == ("subnet: is not a network address in CIDR notation, such as 10.244.0.0/16 "
-                             "(the host bits must be zero) (got '10.244.300.0/24')")
+    assert result["msg"] == ("subnet: is not a CIDR: a network address and a prefix length, such as 10.244.0.0/24 "
+                             "(got '10.244.300.0/24')")
     assert not cache_dir.exists()
 
 

@@ -246,5 +246,5 @@ def test_cni_route_without_routes_or_within_fails_naming_within(run_module):
 def test_cni_route_bad_dst_fails_naming_it_before_any_kernel_call(run_module):
     result = run_module(cni_route, routes=[{"dst": "10.244.1.7/24", "via": "10.199.0.12"}])
     assert result["failed"]
-    assert result["msg"] == "routes[0].dst: has host bits set: the network is 10.244.1.0/24 (got '10.244.1.7/24')"
+    assert result["msg"] == "routes[0].dst: has host bits set: its network address is 10.244.1.0/24 (got '10.244.1.7/24')"
     assert (result["added"], result["changed"]) == ([], False)
