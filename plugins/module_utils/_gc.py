@@ -215,6 +215,8 @@ def run(host, params: dict, result: dict) -> None:
     for network in networks:
         if network.disable_gc:
             result["skipped_networks"].append(network.name)
+            _report_unusable(host, result, unusable_entries(engine, network.name), f"network {network.name}: ",
+                             "left alone: the network sets disableGC")
             continue
         _examine(host, engine, network, valid, result)
         if host.check_mode:

@@ -84,6 +84,27 @@ def test_gc_reports_unusable_entries_of_networks_the_conf_dir_lacks(host, tmp_pa
 
 
 @pytest.mark.parametrize("check_mode", [True, False])
+def test_gc_reports_unusable_entries_of_a_network_with_disable_gc_as_its_own(host, tmp_path, check_mode):
+    # They were reported as of no declared network, which was untrue.
+    host.plugin()
+    host.conflist("net1", disableGC=True)
+    empty = host.cache.joinpath("results", "net1-ctr9-eth0")
+    empty.write_text("")  # a runtime crashed writing it
+    given = params(_gc.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
+    stand_in = StandInHost(str(tmp_path), check_mode=check_mode)
+    result = {}
+
+    _gc.run(stand_in, given, result)
+
+    assert result["skipped_networks"] == ["net1"] and result["collected"] == [], result
+    assert result["unusable_entries"] == [{"network": "net1", "file": str(empty), "reason": "the file is empty",
+                                           "keys": [{"container_id": "ctr9", "ifname": "eth0"}]}]
+    assert stand_in.warnings == [f"network net1: cannot read the cache entry {empty} (the file is empty); "
+                                 "it is left alone: the network sets disableGC"]
+    assert empty.exists() and host.calls("GC") == []
+
+
+@pytest.mark.parametrize("check_mode", [True, False])
 def test_removing_a_network_file_live_attachments_use_warns_naming_them(host, tmp_path, check_mode):
     host.conflist("net1")
     host.cache_entry("net1", "c-live", host.netns("live"))
