@@ -13,6 +13,7 @@ import pytest
 from stand_in_host import StandInHost, TaskFailed
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach_task, _gc, _install, _network_task
+from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
 
 
@@ -81,6 +82,28 @@ def test_gc_reports_unusable_entries_of_networks_the_conf_dir_lacks(host, tmp_pa
     first, second = stand_in.warnings
     assert first.startswith(f"network retired: cannot read the cache entry {retired}") and "no GC is sent" in first
     assert second.startswith(f"cannot read the cache entry {unknown} (the file is empty)") and "left alone" in second
+
+
+def test_gc_reads_the_whole_cache_directory_once(host, tmp_path, monkeypatch):
+    # The networks conf_dir no longer declares and the unreadable files of none were two reads.
+    host.plugin()
+    host.conflist("net1")
+    host.cache_entry("retired", "c1", host.netns("live"))
+    host.cache.joinpath("results", "gone-ctr7-eth0").write_text("")
+    whole_reads = []
+    read = Engine.cached_attachments
+
+    def counted(engine, network_name=None):
+        whole_reads.extend([network_name] if network_name is None else [])
+        return read(engine, network_name)
+    monkeypatch.setattr(Engine, "cached_attachments", counted)
+    given = params(_gc.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
+    result = {}
+
+    _gc.run(StandInHost(str(tmp_path)), given, result)
+
+    assert result["orphaned_networks"] == ["retired"] and [u["network"] for u in result["unusable_entries"]] == [None]
+    assert len(whole_reads) == 1
 
 
 @pytest.mark.parametrize("check_mode", [True, False])
