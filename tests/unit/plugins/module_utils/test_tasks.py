@@ -148,6 +148,23 @@ def test_removing_a_network_file_live_attachments_use_warns_naming_them(host, tm
     assert "cni_attach state=absent" in warning
 
 
+def test_removing_a_network_file_many_attachments_use_names_the_first_few_as_every_message_lists(host, tmp_path):
+    # It named five, then "; and N more", where the other messages name three, then "and N more".
+    host.conflist("net1")
+    for number in range(5):
+        host.cache_entry("net1", f"c{number}", host.netns(f"live{number}"))
+    given = params(_network_task.ARGUMENT_SPEC, name="net1", state="absent", conf_dir=str(host.conf),
+                   cache_dir=str(host.cache))
+    given["unsafe_writes"] = False
+    stand_in = StandInHost(str(tmp_path))
+
+    _network_task.run(stand_in, given, {})
+
+    (warning,) = stand_in.warnings
+    named = [f"container ID c{number}, eth0 in {host.netns(f'live{number}')}" for number in range(3)]
+    assert f"are still attached ({'; '.join(named)} and 2 more): " in warning
+
+
 def test_removing_a_network_file_nothing_uses_warns_of_nothing(host, tmp_path):
     host.conflist("net1")
     given = params(_network_task.ARGUMENT_SPEC, name="net1", state="absent", conf_dir=str(host.conf),
