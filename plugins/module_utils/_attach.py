@@ -22,12 +22,14 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import _cache
-from ._attach_records import clear_finished_intent, interrupted, record_reported_defects
+from ._attach_records import (
+    UNFINISHED_ADD_CAUSES, clear_finished_intent, interrupted, left_by_unfinished_add, record_reported_defects)
 from ._conflist import NetworkList
 from ._engine import Attachment, Engine, NotInPlaceError, plugin_rules
 from ._errors import CNIError, ConfigError, DeleteError, OperationError
 from ._identifiers import AttachmentKey, canonical_netns, netns_name
 from ._result import convert, summarise
+from ._wording import first_few
 
 ADDED, UNCHANGED, REPAIRED, REPLACED, DELETED, ABSENT = "added", "unchanged", "repaired", "replaced", "deleted", "absent"
 
@@ -189,17 +191,17 @@ def _converge_present(engine: Engine, desired: Desired, check_mode: bool) -> Out
 
 
 def _clean_up_unfinished_add(engine: Engine, network: NetworkList, desired: Desired) -> str:
-    """DEL what an ADD that never finished left (its run was stopped, or its rollback failed), and
-    say so: the attachment is then added anew. A failed DEL keeps the intent marker for the next run."""
+    """DEL what an ADD that never finished left, and say so: the attachment is then added anew. A
+    failed DEL keeps the intent marker for the next run."""
     marker = _cache.pending_path(engine.cache_dir, desired.key)
     try:
         engine.delete(network, desired.attachment)
     except DeleteError as exc:
         raise DeleteError(f"cannot clean up after an earlier ADD of network {network.name} that did not finish "
-                          "(its run was stopped, or its rollback failed); its DEL failed", exc.cause,
-                          exc.cleanup_errors, f"the intent marker {marker} stays for the next run") from exc
-    return (f"an earlier ADD of this attachment did not finish (its run was stopped, or its rollback failed; intent "
-            f"marker {marker}): what it left was deleted and the attachment added anew")
+                          f"({UNFINISHED_ADD_CAUSES}); its DEL failed", exc.cause,
+                          exc.cleanup_errors, left_by_unfinished_add(marker)) from exc
+    return (f"an earlier ADD of this attachment did not finish ({UNFINISHED_ADD_CAUSES}; intent marker {marker}): "
+            "what it left was deleted and the attachment added anew")
 
 
 def _previous_ips(network: NetworkList, desired: Desired, entry: _cache.CacheEntry | None, action: str) -> list:
@@ -367,12 +369,7 @@ def notices_of(desired: list, outcomes: list) -> list:
     for item, outcome in zip(desired, outcomes):
         for notice in getattr(outcome, "notices", ()):
             holders.setdefault(notice, []).append(about(item))
-    return [f"{notice} ({_some(names)})" for notice, names in holders.items()]
-
-
-def _some(names: list, shown: int = 3) -> str:
-    more = f" and {len(names) - shown} more" if len(names) > shown else ""
-    return "; ".join(names[:shown]) + more
+    return [f"{notice} ({first_few(names)})" for notice, names in holders.items()]
 
 
 def _hosts(addresses: list) -> set:

@@ -17,6 +17,7 @@ import http.client
 import math
 import os
 import re
+import socket
 import tempfile
 import time
 from dataclasses import dataclass
@@ -168,20 +169,47 @@ def read_capped(readable, limit: float, sink, what: str, deadline: float = math.
     """Copy ``readable`` into ``sink`` (a callable taking chunks), failing past ``limit`` bytes,
     or once ``time.monotonic()`` passes ``deadline`` (``seconds`` after the start). ``read1``
     where the readable has it (an HTTP response does) returns whatever has arrived, so a trickle
-    is seen as it trickles: a plain ``read`` waits for a whole chunk, however long it takes."""
+    is seen as it trickles: a plain ``read`` waits for a whole chunk, however long it takes. An
+    HTTP response's socket waits no longer than the time left: with the per-read timeout alone, a
+    byte just before the deadline and then silence let a download take twice ``seconds``."""
     read = getattr(readable, "read1", readable.read)
+    sock = _socket_of(readable)
+    per_read = sock.gettimeout() if sock is not None else None
     seen = 0
     while True:
-        chunk = read(CHUNK)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _too_long(what, seconds, seen)
+        if sock is not None and left < math.inf:
+            sock.settimeout(left if per_read is None else min(per_read, left))
+        try:
+            chunk = read(CHUNK)
+        except socket.timeout:
+            if time.monotonic() >= deadline:
+                raise _too_long(what, seconds, seen) from None
+            raise
         if not chunk:
             return
         seen += len(chunk)
         if seen > limit:
             raise ReleaseError(f"{what} is larger than the limit of {limit} bytes")
         if time.monotonic() > deadline:
-            raise ReleaseError(f"download of {what} took longer than timeout ({seconds:g} s): {seen} bytes had "
-                               "arrived when the time ran out")
+            raise _too_long(what, seconds, seen)
         sink(chunk)
+
+
+def _too_long(what: str, seconds: float, seen: int) -> ReleaseError:
+    return ReleaseError(f"download of {what} took longer than timeout ({seconds:g} s): {seen} bytes had arrived when "
+                        "the time ran out")
+
+
+def _socket_of(readable) -> socket.socket | None:
+    """The socket an ``http.client`` response reads from: its buffered reader's raw
+    ``socket.SocketIO`` holds it (as ``_sock``; there is no public way to it). None for anything
+    else (a local file, a gzip-decoding wrapper) and for a response whose body was all read."""
+    raw = getattr(getattr(readable, "fp", None), "raw", None)
+    sock = getattr(raw, "_sock", None)
+    return sock if isinstance(sock, socket.socket) else None
 
 
 def fetch_capped(fetch, url: str, limit: float, sink, seconds: float = math.inf) -> None:

@@ -210,9 +210,9 @@ class Engine:
                          rollback_errors: list) -> OperationError:
         """The error of an ADD whose rollback failed: what the plugins made may be left, and the
         intent marker, which stays, makes the next ADD or DEL of the attachment DEL it first."""
-        left = (f"what the plugins made before the failure may be left on the host; the intent marker "
-                f"{_cache.pending_path(self.cache_dir, key)} records it, and the next run of this attachment "
-                "(state present or absent) DELs it first")
+        # The wording's home, _attach_records, imports this module.
+        from ._attach_records import left_by_unfinished_add  # pylint: disable=import-outside-toplevel
+        left = left_by_unfinished_add(_cache.pending_path(self.cache_dir, key))
         if RollbackFailedAlikeError.applies(cause, rollback_errors):
             return RollbackFailedAlikeError(f"ADD of network {network.name} failed, and its rollback (DEL) failed "
                                             "the same way", cause, rollback_errors, left)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from . import _cluster_member, _netns
-from ._attach_records import unfinished_adds
+from ._attach_records import UNFINISHED_ADD_CAUSES, left_by_unfinished_add, unfinished_adds
 from ._argspec import ArgumentSpec
 from ._cache import warn_of_cache_dir
 from ._conflist import ConfDir, NetworkList, libcni_order, load_conf_dir
@@ -127,10 +127,8 @@ def attachment_facts(engine: Engine) -> tuple:
         summary = summarise(entry.result) if entry.result else {"interfaces": [], "ips": [], "mac": None}
         facts.append(dict(entry.identity(), ips=summary["ips"], mac=summary["mac"],
                           netns_exists=_netns.is_live(entry.effective_netns), cache_file=entry.path))
-    unfinished = [f"an ADD did not finish and was not rolled back (its run was stopped, or its rollback failed): "
-                  f"the plugins may have left an interface, an address or rules; the intent marker {path} records it, "
-                  "and the next cni_attach of that attachment (state present or absent) deletes what is left"
-                  for path in unfinished_adds(engine, entries)]
+    unfinished = [f"an ADD did not finish and was not rolled back ({UNFINISHED_ADD_CAUSES}): "
+                  + left_by_unfinished_add(path) for path in unfinished_adds(engine, entries)]
     return facts, [str(p) for p in problems] + unfinished
 
 

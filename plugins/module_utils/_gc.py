@@ -80,12 +80,12 @@ def gc_networks(conf_dir: str, name: str | None) -> tuple:
     return list(first.values()), loaded.problems
 
 
-def orphaned_networks(engine: Engine, declared: set) -> list:
-    """Names of the networks that have attachments this collection made but are not in
-    ``declared`` (the names conf_dir declares): removed from conf_dir while something was
-    attached. A network only other runtimes cached is theirs, often one no file ever declared
-    (containerd's built-in ``cni-loopback``): GC would never collect from it, so it is not named."""
-    entries, _problems = engine.cached_attachments()
+def orphaned_networks(entries: list, declared: set) -> list:
+    """Names of the networks of the cache ``entries`` that have attachments this collection made
+    but are not in ``declared`` (the names conf_dir declares): removed from conf_dir while
+    something was attached. A network only other runtimes cached is theirs, often one no file
+    ever declared (containerd's built-in ``cni-loopback``): GC would never collect from it, so it
+    is not named."""
     return sorted({entry.network for entry in entries if entry.managed} - declared)
 
 
@@ -132,12 +132,11 @@ def unusable_entries(engine: Engine, network_name: str) -> list:
             for problem in problems if problem.keys(network_name)]
 
 
-def unusable_elsewhere(engine: Engine, reported: list) -> list:
-    """The unreadable cache files not yet ``reported`` (by the networks examined): of networks
-    conf_dir does not declare and no readable entry names. Which network a file is of cannot be
-    told from its name alone (network names may hold '-'), so ``network`` is None and ``keys``
-    empty; GC never collects them either."""
-    _entries, problems = engine.cached_attachments()
+def unusable_elsewhere(problems: list, reported: list) -> list:
+    """The unreadable cache files (``problems``, the cache directory's) not yet ``reported`` (by
+    the networks examined): of networks conf_dir does not declare and no readable entry names.
+    Which network a file is of cannot be told from its name alone (network names may hold '-'),
+    so ``network`` is None and ``keys`` empty; GC never collects them either."""
     seen = {item["file"] for item in reported}
     return [{"network": None, "file": problem.path, "reason": problem.reason, "keys": []}
             for problem in problems if problem.path not in seen]
@@ -215,6 +214,8 @@ def run(host, params: dict, result: dict) -> None:
     for network in networks:
         if network.disable_gc:
             result["skipped_networks"].append(network.name)
+            _report_unusable(host, result, unusable_entries(engine, network.name), f"network {network.name}: ",
+                             "left alone: the network sets disableGC")
             continue
         _examine(host, engine, network, valid, result)
         if host.check_mode:
@@ -222,7 +223,18 @@ def run(host, params: dict, result: dict) -> None:
         else:
             _add_report(result, collect(engine, network, valid))
     if params["network"] is None:
-        result["orphaned_networks"] = orphaned_networks(engine, {n.name for n in networks})
+        _collect_undeclared(host, engine, {n.name for n in networks}, valid, result)
+    result["changed"] = bool(result["collected"])
+    if result["errors"]:
+        host.fail(f"garbage collection had {len(result['errors'])} errors; first: {result['errors'][0]['msg']}", **result)
+
+
+def _collect_undeclared(host, engine: Engine, declared: set, valid: list | None, result: dict) -> None:
+    """What conf_dir does not declare: the networks it no longer declares, collected from their
+    cache entries, and the unreadable cache files of no network examined, both told by one read
+    of the cache directory (GC never removes an unreadable file, so the read stays true)."""
+    entries, problems = engine.cached_attachments()
+    result["orphaned_networks"] = orphaned_networks(entries, declared)
     for name in result["orphaned_networks"]:
         result["left_alone"].extend(left_alone(engine, name))
         _report_unusable(host, result, unusable_entries(engine, name), f"network {name}: ",
@@ -231,12 +243,8 @@ def run(host, params: dict, result: dict) -> None:
             result["collected"].extend(gc_plan_orphaned(engine, name, valid))
         else:
             _add_report(result, collect_orphaned(engine, name, valid))
-    if params["network"] is None:
-        _report_unusable(host, result, unusable_elsewhere(engine, result["unusable_entries"]), "",
-                         "left alone: no network conf_dir declares is its own")
-    result["changed"] = bool(result["collected"])
-    if result["errors"]:
-        host.fail(f"garbage collection had {len(result['errors'])} errors; first: {result['errors'][0]['msg']}", **result)
+    _report_unusable(host, result, unusable_elsewhere(problems, result["unusable_entries"]), "",
+                     "left alone: no network conf_dir declares is its own")
 
 
 def _report_unusable(host, result: dict, items: list, about: str, fate: str) -> None:

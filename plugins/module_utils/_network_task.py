@@ -22,6 +22,7 @@ from ._netns import is_live
 from ._planned import planned_fact
 from ._plugin_rules.registry import add_blocker_findings
 from ._validate import ValidationReport, coerce_scalars
+from ._wording import first_few
 
 ARGUMENT_SPEC = ArgumentSpec({
     "name": {"type": "str", "required": True},
@@ -216,11 +217,10 @@ def _warn_of_attachments_left(host, name: str, cache_dir: str) -> None:
     live = [e for e in entries if is_live(e.effective_netns) is not False]
     if not live:
         return
-    shown = "; ".join(f"container ID {e.container_id}, {e.ifname} in {e.effective_netns or 'an unnamed namespace'}"
-                      f"{'' if e.managed else ' (another runtime)'}" for e in live[:5])
-    more = f"; and {len(live) - 5} more" if len(live) > 5 else ""
+    shown = first_few([f"container ID {e.container_id}, {e.ifname} in {e.effective_netns or 'an unnamed namespace'}"
+                       f"{'' if e.managed else ' (another runtime)'}" for e in live])
     host.warn(f"network {name}: {len(live)} attachment{'s' if len(live) > 1 else ''} made with it "
-              f"{'are' if len(live) > 1 else 'is'} still attached ({shown}{more}): removing its file takes nothing from "
+              f"{'are' if len(live) > 1 else 'is'} still attached ({shown}): removing its file takes nothing from "
               "them, but they can no longer be checked or repaired, and runtimes that detach by the configuration "
               f"they find cannot detach them. Detach them first (cni_attach state=absent, which works from the cache "
               f"in {cache_dir}), or with the runtime that made them; cni_gc collects this collection's once their "

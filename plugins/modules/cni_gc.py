@@ -147,9 +147,9 @@ unusable_entries:
       be several).
     - They may belong to running containers, so GC never collects them, and lists their keys as valid in the
       C(GC) requests sent to the plugins. A warning names each one.
-    - Files of the networks in RV(orphaned_networks) are listed too (no C(GC) is sent for those networks). Without
-      O(network), so is every other unreadable file, with C(network) null and C(keys) empty, since its network
-      cannot be told from its name.
+    - Files of the networks in RV(orphaned_networks) and RV(skipped_networks) are listed too (no C(GC) is sent for
+      those networks). Without O(network), so is every other unreadable file, with C(network) null and C(keys)
+      empty, since its network cannot be told from its name.
   returned: always
   type: list
   elements: dict

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from fake_executor import FakeExecutor
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _cache, _engine
-from ansible_collections.cnikit.cni.plugins.module_utils._attach_records import interrupted
+from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _cache, _engine, _facts
+from ansible_collections.cnikit.cni.plugins.module_utils._attach_records import interrupted, left_by_unfinished_add
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
-from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, OperationError
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, DeleteError, OperationError
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import AttachmentKey
 
 RESULT = {"cniVersion": "1.0.0", "interfaces": [{"name": "eth0", "mac": "0a:00:00:00:00:01", "sandbox": "/x"}],
@@ -169,6 +169,24 @@ def test_interrupted_add_is_repaired_and_counts_as_attached(setup):
     outcome = _attach.converge(engine, desired(net, netns))
     assert outcome.action == "repaired"
     assert not interrupted(engine, Attachment("net1", "c1", netns))
+
+
+def test_an_unfinished_add_whose_clean_up_fails_is_explained_as_cni_info_explains_it(setup):
+    # The failed rollback's error, this clean-up's and cni_info's message each worded it their own way.
+    plugins, engine, netns = setup
+    key = AttachmentKey("net1", "c1", "eth0")
+    _cache.mark_pending(engine.cache_dir, key)
+    plugins.configure("main", DEL={"error": {"code": 11, "msg": "cannot tear down"}})
+
+    with pytest.raises(DeleteError) as info:
+        _attach.converge(engine, desired(network(), netns))
+
+    left = left_by_unfinished_add(_cache.pending_path(engine.cache_dir, key))
+    assert str(info.value).startswith("cannot clean up after an earlier ADD of network net1 that did not finish "
+                                      "(its run was stopped, or its rollback failed); its DEL failed: ")
+    assert str(info.value).endswith(f"; {left}")
+    assert _facts.attachment_facts(engine)[1] == [
+        f"an ADD did not finish and was not rolled back (its run was stopped, or its rollback failed): {left}"]
 
 
 def test_absent_deletes_with_cached_config_even_when_the_network_is_gone(setup):

@@ -255,9 +255,9 @@ def test_rollback_errors_are_reported_beside_the_original(engine, fake):
     marker = os.path.join(engine.cache_dir, "cnikit-pending", "net-c1-eth0")
     assert str(info.value) == ("ADD of network net failed: plugin noop2 failed (ADD) [code 7]: "
                                "add broke; rollback also failed: plugin noop2 failed (DEL) [code 999]: del broke; "
-                               f"what the plugins made before the failure may be left on the host; the intent marker "
-                               f"{marker} records it, and the next run of this attachment (state present or absent) "
-                               "DELs it first")
+                               "what the plugins made may be left on the host (an interface, an address, rules); the "
+                               f"intent marker {marker} records it, and the next cni_attach of this attachment (state "
+                               "present or absent) DELs it first")
     assert [e["msg"] for e in info.value.to_dict()["rollback_errors"]] == \
         ["plugin noop2 failed (DEL) [code 999]: del broke"]
 

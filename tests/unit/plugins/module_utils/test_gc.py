@@ -150,8 +150,9 @@ def test_orphaned_networks_are_the_cached_ones_conf_dir_no_longer_declares(host)
     host.cache_entry("retired", "c1", host.netns("b"))
     host.cache_entry("gone-too", "c2", host.netns("c"))
 
-    assert _gc.orphaned_networks(host.engine, {"net1"}) == ["gone-too", "retired"]
-    assert _gc.orphaned_networks(host.engine, {"net1", "retired", "gone-too"}) == []
+    entries, _problems = host.engine.cached_attachments()
+    assert _gc.orphaned_networks(entries, {"net1"}) == ["gone-too", "retired"]
+    assert _gc.orphaned_networks(entries, {"net1", "retired", "gone-too"}) == []
 
 
 def test_gc_of_an_orphaned_network_dels_each_stale_attachment_with_its_own_cached_config(host):
@@ -317,4 +318,5 @@ def test_networks_only_another_runtime_cached_are_not_orphaned(host):
     host.cache_entry("retired", "c1", host.netns("b"))
     host.cache_entry("retired", "podman1", host.netns("c"), managed=False)
 
-    assert _gc.orphaned_networks(host.engine, {"net1"}) == ["retired"]
+    entries, _problems = host.engine.cached_attachments()
+    assert _gc.orphaned_networks(entries, {"net1"}) == ["retired"]

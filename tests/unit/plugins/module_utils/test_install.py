@@ -7,12 +7,15 @@ plugin binaries in the upstream release layout."""
 from __future__ import annotations
 
 import hashlib
+import http.server
 import io
 import json
 import os
 import socket
 import stat
 import tarfile
+import threading
+import time
 import urllib.request
 from pathlib import Path
 
@@ -20,7 +23,7 @@ import pytest
 import release_server
 
 from ansible_collections.cnikit.cni.plugins.module_utils._download import (
-    Checksum, Limits, ReleaseError, mask_url, parse_checksum, parse_checksum_file,
+    Checksum, Limits, ReleaseError, fetch_capped, mask_url, parse_checksum, parse_checksum_file,
 )
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, PluginError
 from ansible_collections.cnikit.cni.plugins.module_utils._install import Options, ensure
@@ -395,6 +398,42 @@ def test_unreachable_server(dest, fetch, tmp_path):
     with pytest.raises(ReleaseError, match=rf"^download of http://\*\*\*@127\.0\.0\.1:{port}/v1\.1\.1/\S+ failed: "):
         run(server, dest, fetch, tmp_path)
     assert not os.path.exists(dest)
+
+
+def test_a_byte_just_before_the_deadline_then_silence_ends_the_download_at_the_deadline():
+    # The deadline was checked only once a read returned: the read after that byte waited the
+    # whole per-read timeout, and the download took about twice its timeout.
+    seconds, silence = 2.0, threading.Event()
+
+    class LateByte(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802  pylint: disable=invalid-name
+            self.send_response(200)
+            self.send_header("Content-Length", "100")
+            self.end_headers()
+            for pause in (0, seconds - 0.5):
+                time.sleep(pause)
+                self.wfile.write(b"x")
+                self.wfile.flush()
+            silence.wait(30)
+
+        def log_message(self, format, *args):  # pylint: disable=redefined-builtin
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), LateByte)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/late.tgz"
+    started = time.monotonic()
+    try:
+        with pytest.raises(ReleaseError, match=r"took longer than timeout \(2 s\): 2 bytes had arrived"):
+            fetch_capped(lambda url: urllib.request.urlopen(url, timeout=seconds),  # noqa: S310 - 127.0.0.1 only
+                         url, 1000, lambda chunk: None, seconds)
+        elapsed = time.monotonic() - started
+    finally:
+        silence.set()
+        server.shutdown()
+        server.server_close()
+    assert elapsed < seconds + 1, f"the download took {elapsed:.1f} s with timeout {seconds:g}"
 
 
 # --- hostile tarballs ---------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import pytest
 from stand_in_host import StandInHost, TaskFailed
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach_task, _gc, _install, _network_task
+from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
 from ansible_collections.cnikit.cni.plugins.module_utils._validation import schema
 
@@ -84,6 +85,49 @@ def test_gc_reports_unusable_entries_of_networks_the_conf_dir_lacks(host, tmp_pa
     assert second.startswith(f"cannot read the cache entry {unknown} (the file is empty)") and "left alone" in second
 
 
+def test_gc_reads_the_whole_cache_directory_once(host, tmp_path, monkeypatch):
+    # The networks conf_dir no longer declares and the unreadable files of none were two reads.
+    host.plugin()
+    host.conflist("net1")
+    host.cache_entry("retired", "c1", host.netns("live"))
+    host.cache.joinpath("results", "gone-ctr7-eth0").write_text("")
+    whole_reads = []
+    read = Engine.cached_attachments
+
+    def counted(engine, network_name=None):
+        whole_reads.extend([network_name] if network_name is None else [])
+        return read(engine, network_name)
+    monkeypatch.setattr(Engine, "cached_attachments", counted)
+    given = params(_gc.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
+    result = {}
+
+    _gc.run(StandInHost(str(tmp_path)), given, result)
+
+    assert result["orphaned_networks"] == ["retired"] and [u["network"] for u in result["unusable_entries"]] == [None]
+    assert len(whole_reads) == 1
+
+
+@pytest.mark.parametrize("check_mode", [True, False])
+def test_gc_reports_unusable_entries_of_a_network_with_disable_gc_as_its_own(host, tmp_path, check_mode):
+    # They were reported as of no declared network, which was untrue.
+    host.plugin()
+    host.conflist("net1", disableGC=True)
+    empty = host.cache.joinpath("results", "net1-ctr9-eth0")
+    empty.write_text("")  # a runtime crashed writing it
+    given = params(_gc.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
+    stand_in = StandInHost(str(tmp_path), check_mode=check_mode)
+    result = {}
+
+    _gc.run(stand_in, given, result)
+
+    assert result["skipped_networks"] == ["net1"] and result["collected"] == [], result
+    assert result["unusable_entries"] == [{"network": "net1", "file": str(empty), "reason": "the file is empty",
+                                           "keys": [{"container_id": "ctr9", "ifname": "eth0"}]}]
+    assert stand_in.warnings == [f"network net1: cannot read the cache entry {empty} (the file is empty); "
+                                 "it is left alone: the network sets disableGC"]
+    assert empty.exists() and host.calls("GC") == []
+
+
 @pytest.mark.parametrize("check_mode", [True, False])
 def test_removing_a_network_file_live_attachments_use_warns_naming_them(host, tmp_path, check_mode):
     host.conflist("net1")
@@ -103,6 +147,23 @@ def test_removing_a_network_file_live_attachments_use_warns_naming_them(host, tm
     assert result["changed"] and warning.startswith("network net1: 2 attachments made with it are still attached")
     assert "container ID c-live" in warning and "container ID podman1" in warning and "c-gone" not in warning
     assert "cni_attach state=absent" in warning
+
+
+def test_removing_a_network_file_many_attachments_use_names_the_first_few_as_every_message_lists(host, tmp_path):
+    # It named five, then "; and N more", where the other messages name three, then "and N more".
+    host.conflist("net1")
+    for number in range(5):
+        host.cache_entry("net1", f"c{number}", host.netns(f"live{number}"))
+    given = params(_network_task.ARGUMENT_SPEC, name="net1", state="absent", conf_dir=str(host.conf),
+                   cache_dir=str(host.cache))
+    given["unsafe_writes"] = False
+    stand_in = StandInHost(str(tmp_path))
+
+    _network_task.run(stand_in, given, {})
+
+    (warning,) = stand_in.warnings
+    named = [f"container ID c{number}, eth0 in {host.netns(f'live{number}')}" for number in range(3)]
+    assert f"are still attached ({'; '.join(named)} and 2 more): " in warning
 
 
 def test_removing_a_network_file_nothing_uses_warns_of_nothing(host, tmp_path):
