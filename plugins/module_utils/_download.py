@@ -180,6 +180,9 @@ def read_capped(readable, limit: float, sink, what: str, deadline: float = math.
         left = deadline - time.monotonic()
         if left <= 0:
             raise _too_long(what, seconds, seen)
+        # Asked again each time: once the body is all read, the response lets its socket go
+        # (Python 3.13 closes it), and a closed socket's settimeout fails with EBADF.
+        sock = _socket_of(readable)
         if sock is not None and left < math.inf:
             sock.settimeout(left if per_read is None else min(per_read, left))
         try:
