@@ -381,29 +381,27 @@ REAL_STAGES=(units managed_nodes integration molecule)
 # its outcome in <stage>.result: "<result><TAB><wall seconds><TAB><CPU seconds>".
 STAGE_LOGS="$BUILD_DIR/stage-logs"
 
-# Sets CHILDREN_CPU to the CPU seconds (user and system) of this shell's finished children so far:
-# beside wall time, the figure a busy shared machine does not inflate. `times` must run in this
-# shell: in a command substitution's subshell its counters start at zero.
-children_cpu_seconds() {
-  local user sys times="$STAGE_LOGS/.times.$BASHPID"
-  times >"$times"
-  { read -r _; read -r user sys; } <"$times"
-  rm -f "$times"
-  CHILDREN_CPU="$(awk -v u="$user" -v s="$sys" 'function sec(t) { split(t, p, /[ms]/); return p[1] * 60 + p[2] }
-    BEGIN { printf "%d\n", sec(u) + sec(s) }')"
+# <stage> or <stage>@<plugin release>, in a subshell that stops at the first failing command and,
+# as it exits, leaves its CPU times (its own and its finished children's) in <stage>.times. The
+# subshell counts the stage alone: the shell running both lanes would also count the other lane,
+# as soon as it reaped it.
+stage_body() {
+  # shellcheck disable=SC2064  # the file's name is fixed now: at exit, $1 may be a function's
+  (trap "times >$(printf %q "$STAGE_LOGS/$1.times")" EXIT
+   set -e; [[ $1 != *@* ]] || export CNIKIT_TEST_PLUGIN_RELEASE="${1#*@}"; "stage_${1%@*}")
 }
 
-# <stage> or <stage>@<plugin release>, in a subshell that stops at the first failing command.
-stage_body() {
-  (set -e; [[ $1 != *@* ]] || export CNIKIT_TEST_PLUGIN_RELEASE="${1#*@}"; "stage_${1%@*}")
+# <stage>: the CPU seconds (user and system) stage_body's times file says the stage took.
+stage_cpu_seconds() {
+  [[ -e $STAGE_LOGS/$1.times ]] || { echo -; return; }
+  tr ' ' '\n' <"$STAGE_LOGS/$1.times" \
+    | awk '{ split($0, p, /[ms]/); total += p[1] * 60 + p[2] } END { printf "%d\n", total }'
 }
 
 # <stage> <live|quiet>: runs the stage, its output shown as it comes (live) or only kept in its log
 # (quiet: shown by show_quiet_logs once every stage has run).
 run_stage() {
-  local name="$1" show="$2" start=$SECONDS rc cpu_start result log="$STAGE_LOGS/$1.log"
-  children_cpu_seconds
-  cpu_start=$CHILDREN_CPU
+  local name="$1" show="$2" start=$SECONDS rc result cpu log="$STAGE_LOGS/$1.log"
   # set -e is ignored inside a subshell run as a condition, so switch it off around the call.
   set +e
   if [[ $show == live ]]; then
@@ -415,14 +413,14 @@ run_stage() {
     rc=$?
   fi
   set -e
-  children_cpu_seconds
+  cpu="$(stage_cpu_seconds "$name")"
   case $rc in
     0) result=passed ;;
     "$SKIPPED") result=skipped ;;
     *) result="failed (exit $rc)" ;;
   esac
-  printf '%s\t%s\t%s\n' "$result" "$((SECONDS - start))" "$((CHILDREN_CPU - cpu_start))" >"$STAGE_LOGS/$name.result"
-  [[ $show == quiet ]] || echo "--- stage $name: $result in $((SECONDS - start))s (CPU $((CHILDREN_CPU - cpu_start))s)"
+  printf '%s\t%s\t%s\n' "$result" "$((SECONDS - start))" "$cpu" >"$STAGE_LOGS/$name.result"
+  [[ $show == quiet ]] || echo "--- stage $name: $result in $((SECONDS - start))s (CPU ${cpu}s)"
 }
 
 # Sets STAGE_RESULT, STAGE_SECONDS and STAGE_CPU from the stage's .result file.
