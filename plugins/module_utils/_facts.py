@@ -61,11 +61,12 @@ def plugin_facts(executor: Executor) -> tuple:
     return facts, warnings
 
 
-def dhcp_daemon_fact() -> dict:
-    """Whether the dhcp IPAM plugin's daemon is up on its default socket."""
-    from ._plugin_rules.dhcp import daemon_state  # pylint: disable=import-outside-toplevel  # only cni_info needs it
+def daemon_facts() -> dict:
+    """``<plugin type>_daemon``: whether the daemon a plugin needs (the dhcp IPAM plugin's) is up
+    on its default socket, for each plugin whose rules say it needs one."""
+    from ._plugin_rules.registry import daemon_states  # pylint: disable=import-outside-toplevel  # only cni_info needs it
 
-    return daemon_state()
+    return {f"{plugin_type}_daemon": state for plugin_type, state in daemon_states().items()}
 
 
 def network_facts(conf_dir: str, engine: Engine) -> list:
@@ -168,7 +169,7 @@ def run(host, params: dict, result: dict) -> None:
     warnings = []
     if "plugins" in gather:
         facts["plugins"], problems = plugin_facts(executor)
-        facts["dhcp_daemon"] = dhcp_daemon_fact()
+        facts.update(daemon_facts())
         warnings.extend(problems)
     if "networks" in gather:
         facts["networks"] = network_facts(params["conf_dir"], engine)

@@ -287,6 +287,9 @@ class PluginRules:
     # on the host for an attachment (host-local's files), so that the repair of an interrupted ADD,
     # which has no cached result, can ask for them; None: the IPAM keeps none the host can read
     reserved_addresses: object = None
+    # daemon_state() -> {socket, present, accepting} of the daemon the plugin needs on the host
+    # (dhcp's), which cni_info reports as ``<type>_daemon``; None: it needs none
+    daemon_state: object = None
 
     def creates_interface_at(self, position: int, ipam_type) -> bool:
         """Whether the plugin creates CNI_IFNAME at this place in the list, with this IPAM type."""

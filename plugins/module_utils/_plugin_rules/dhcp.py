@@ -89,4 +89,4 @@ LEASE_PER_CHECK = KnownCheckDefect(
     "open files' (containernetworking/plugins#792)", fixed_in="1.2.0", withheld=True)
 
 RULES = PluginRules(SCHEMA, check, since={"request": "1.1.0", "provide": "1.1.0", "priority": "1.6.0"},
-                    check_defects=(LEASE_PER_CHECK,))
+                    check_defects=(LEASE_PER_CHECK,), daemon_state=daemon_state)
