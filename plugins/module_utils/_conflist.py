@@ -16,6 +16,7 @@ import stat
 from dataclasses import dataclass, field
 
 from ._errors import CNIError, ConfigError
+from ._identifiers import is_plugin_file_name
 from ._plugin_rules._common import json_path
 from ._result import select_version, version_key
 
@@ -209,6 +210,26 @@ def _plugin_object(plugin: object, path: str, type_path: str | None = None) -> d
     if not isinstance(plugin.get("type"), str) or not plugin.get("type"):
         raise ConfigError(type_path or f"{path}.type", TYPE_MISSING, plugin.get("type"))
     return plugin
+
+
+def plugin_binaries(plugins) -> list:
+    """The binaries a list's plugin objects run: ``[(index, plugin, type, IPAM type or None)]``
+    for each object whose ``type`` can name a binary, with its IPAM section's type (which the
+    plugin runs), None when there is none or it can name no binary (validation reports those)."""
+    found = []
+    for index, plugin in enumerate(plugins if isinstance(plugins, list) else []):
+        if isinstance(plugin, dict) and is_plugin_file_name(plugin.get("type")):
+            ipam = plugin.get("ipam")
+            ipam_type = ipam.get("type") if isinstance(ipam, dict) else None
+            found.append((index, plugin, plugin["type"], ipam_type if is_plugin_file_name(ipam_type) else None))
+    return found
+
+
+def needed_binaries(plugins) -> list:
+    """The names of the binaries a list's plugin objects run, each once, plugins before IPAM."""
+    found = plugin_binaries(plugins)
+    names = [binary[2] for binary in found] + [binary[3] for binary in found if binary[3]]
+    return list(dict.fromkeys(names))
 
 
 def parse_network_list(data: bytes | str | dict, source: str | None = None, conf_dir: str | None = None) -> NetworkList:

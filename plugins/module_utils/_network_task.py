@@ -13,7 +13,7 @@ from __future__ import annotations
 from . import _network_file as netfile
 from ._argspec import ArgumentSpec
 from ._cache import list_entries
-from ._conflist import ENVELOPE_OPTIONS, read_conf_file
+from ._conflist import ENVELOPE_OPTIONS, needed_binaries, read_conf_file
 from ._errors import CNIError, ConfigError
 from ._exec import PluginExecutor
 from ._fileio import ensure_dir, remove_written_file
@@ -178,13 +178,8 @@ def _probing_executor(host, params, conf: dict) -> PluginExecutor | None:
 
 
 def _missing_plugins(conf: dict, executor: PluginExecutor) -> list:
-    plugins = conf.get("plugins")
-    plugins = [p for p in plugins if isinstance(p, dict)] if isinstance(plugins, list) else []
-    types = [p.get("type") for p in plugins] + [p["ipam"].get("type") for p in plugins if isinstance(p.get("ipam"), dict)]
     missing = []
-    for plugin_type in types:
-        if not isinstance(plugin_type, str) or not plugin_type or plugin_type in missing:
-            continue
+    for plugin_type in needed_binaries(conf.get("plugins")):
         try:
             executor.find(plugin_type)
         except CNIError:

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import (
-    find_network, load_conf_dir, parse_network, parse_network_list, parse_single_conf, render_conflist)
+    find_network, load_conf_dir, needed_binaries, parse_network, parse_network_list, parse_single_conf, render_conflist)
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
 from ansible_collections.cnikit.cni.plugins.module_utils._validate import validate_network_list
 
@@ -246,3 +246,11 @@ def test_loading_and_validation_word_an_envelope_rule_alike(conf, path):
     assert raised.value.path == f"f.conflist: {path}"
     findings = {f.path: f.message for f in validate_network_list(conf).errors}
     assert findings[path] == raised.value.message
+
+
+def test_needed_binaries_are_the_plugins_then_their_ipam_types_each_once():
+    plugins = [{"type": "bridge", "ipam": {"type": "host-local"}}, {"type": "portmap"}, "not an object",
+               {"type": "../evil", "ipam": {"type": "dhcp"}}, {"type": "ptp", "ipam": {"type": "host-local"}},
+               {"type": "tuning", "ipam": {"type": "a/b"}}]
+    assert needed_binaries(plugins) == ["bridge", "portmap", "ptp", "tuning", "host-local"]
+    assert needed_binaries(None) == []
