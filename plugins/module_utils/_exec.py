@@ -31,12 +31,14 @@ from ._binaries import identity, recorded_versions
 from ._defaults import DEFAULT_TIMEOUT
 from ._errors import CNIError, ConfigError, PluginError, PluginNotFoundError
 from ._identifiers import check_plugin_type
+from ._result import HIGHEST_VERSION
 
 TERMINATE_GRACE = 2.0  # seconds between SIGTERM and SIGKILL for a plugin past its timeout
 TEXT_BUSY_RETRIES = 5  # a binary being replaced while we exec it answers ETXTBSY for a moment
 OUTPUT_EXCERPT = 2000  # characters of unparseable output quoted in an error
 
-VERSION_PROBE_STDIN = b'{"cniVersion":"1.1.0"}'
+# A VERSION request at the highest spec version, as libcni's GetVersionInfo sends it.
+VERSION_PROBE_STDIN = json.dumps({"cniVersion": HIGHEST_VERSION}, separators=(",", ":")).encode()
 # libcni's GetVersionInfo fills CNI_NETNS, CNI_IFNAME and CNI_PATH with this placeholder, because
 # plugins built against an older skel refuse to run without them. We send the very request a
 # runtime sends, so a plugin answers us as it answers containerd or CRI-O.

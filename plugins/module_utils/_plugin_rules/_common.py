@@ -137,7 +137,7 @@ class Releases:
 
     @classmethod
     def from_spec_versions(cls, versions) -> Releases:
-        if "1.1.0" in versions:
+        if SPEC_1_1 in versions:
             return cls(version_key(SPEC_1_1_RELEASE), None, f"v{SPEC_1_1_RELEASE} or newer")
         return cls((0, 0, 0), version_key(SPEC_1_1_RELEASE), f"older than v{SPEC_1_1_RELEASE}")
 
@@ -155,7 +155,9 @@ def binary_releases(release, spec_versions) -> Releases:
         or Releases.from_spec_versions(spec_versions)
 
 
-# The first plugin release that accepts spec 1.1.0; binaries without it are older.
+# The first plugin release that accepts spec 1.1.0; binaries without it are older. (Spec 1.1.0
+# here is that fact, not the highest version, which _result.HIGHEST_VERSION holds.)
+SPEC_1_1 = "1.1.0"
 SPEC_1_1_RELEASE = "1.6.0"
 UNRELEASED = "99.0.0"
 
