@@ -75,29 +75,42 @@ def network_facts(conf_dir: str, engine: Engine) -> list:
     they are) and the other networks, and STATUS (1.1.0 and later)."""
     loaded = load_conf_dir(conf_dir)
     facts = [_network_fact(network, loaded, engine) for network in loaded.networks]
-    facts.extend({"name": None, "file": problem.path, "cni_version": None, "plugins": [], "disable_check": None,
-                  "disable_gc": None, "valid": False, "errors": [{"path": "", "message": problem.reason}],
-                  "warnings": [], "status": None}
-                 for problem in loaded.problems)
+    facts.extend(network_fact(problem.path, _failed(problem.reason)) for problem in loaded.problems)
     return sorted(facts, key=lambda fact: libcni_order(fact["file"]))
 
 
-def _network_fact(network: NetworkList, loaded: ConfDir, engine: Engine) -> dict:
-    fact = {"name": network.name, "file": network.source, "cni_version": _run_version(network, engine),
-            "plugins": [p["type"] for p in network.plugins], "disable_check": network.disable_check,
-            "disable_gc": network.disable_gc}
+def network_fact(file: str, report, network: NetworkList | None = None, cni_version: str | None = None,
+                 status: list | None = None) -> dict:
+    """cni_info's fact of one file of the conf dir (``networks[]``): the ``network`` it declares
+    (None when it cannot be loaded), the version it runs at, its validation ``report`` (a
+    ValidationReport) and its plugins' STATUS."""
+    return {"name": network.name if network else None, "file": file, "cni_version": cni_version,
+            "plugins": [p["type"] for p in network.plugins] if network else [],
+            "disable_check": network.disable_check if network else None,
+            "disable_gc": network.disable_gc if network else None,
+            **report.to_dict(), "valid": report.ok, "status": status}
 
+
+def _failed(reason: str):
+    """A validation report of one error about the whole file."""
+    from ._validate import ValidationReport  # pylint: disable=import-outside-toplevel  # only cni_info needs it
+
+    report = ValidationReport()
+    report.error("", reason)
+    return report
+
+
+def _network_fact(network: NetworkList, loaded: ConfDir, engine: Engine) -> dict:
     from ._validate import validate_network_list  # pylint: disable=import-outside-toplevel  # only cni_info needs it
 
     try:
         report = validate_network_list(dict(network.raw, plugins=network.plugins),
                                        installed_versions=engine.executor.supported_versions,
                                        installed_release=engine.executor.release,
-                                       other_networks=loaded.networks, source=network.source).to_dict()
+                                       other_networks=loaded.networks, source=network.source)
     except CNIError as exc:  # a plugin binary whose VERSION call fails
-        report = {"errors": [{"path": "", "message": str(exc)}], "warnings": []}
-    fact.update(report, valid=not report["errors"], status=_status(network, engine))
-    return fact
+        report = _failed(str(exc))
+    return network_fact(network.source, report, network, _run_version(network, engine), _status(network, engine))
 
 
 def _run_version(network: NetworkList, engine: Engine) -> str:
