@@ -22,6 +22,8 @@ from ._result import select_version, version_key
 
 CONFLIST_EXTENSIONS = (".conflist",)
 SINGLE_CONF_EXTENSIONS = (".conf", ".json")
+# The files of a conf dir runtimes load networks from (the networks role's purge finds these too).
+CONF_FILE_EXTENSIONS = CONFLIST_EXTENSIONS + SINGLE_CONF_EXTENSIONS
 DROPIN_EXTENSION = ".conf"
 # The boolean flags of the envelope, and the name each goes by in NetworkList and the modules.
 FLAG_KEYS = {"disableCheck": "disable_check", "disableGC": "disable_gc",
@@ -363,7 +365,7 @@ def load_conf_dir(conf_dir: str) -> ConfDir:
     """Every network in ``conf_dir`` in libcni's order (sorted ``*.conflist``, then sorted
     ``*.conf``/``*.json``); a broken file becomes a LoadProblem instead of hiding the rest."""
     loaded = ConfDir()
-    for path in sorted(_files(conf_dir, CONFLIST_EXTENSIONS + SINGLE_CONF_EXTENSIONS), key=libcni_order):
+    for path in sorted(_files(conf_dir, CONF_FILE_EXTENSIONS), key=libcni_order):
         try:
             loaded.networks.append(_load_file(conf_dir, path))
         except (CNIError, OSError) as exc:
