@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import platform
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from ._argspec import ArgumentSpec
 from ._binaries import BinaryMemo
@@ -86,14 +86,15 @@ def _default(option: str):
 
 @dataclass(frozen=True)
 class Options:
-    """The options of ``ARGUMENT_SPEC`` the installer reads, already type-checked by Ansible
-    (``dest`` resolved against ``cni_path``, ``timeout`` as ``probe_timeout``), with its defaults."""
+    """The options of ``ARGUMENT_SPEC`` the installer reads, already type-checked by Ansible, under
+    their option names (lists as tuples), with its defaults; and ``machine``, the managed host's
+    ``platform.machine()``. ``dest`` comes resolved against ``cni_path``."""
 
     state: str = _default("state")
     dest: str = DEFAULT_CNI_PATH[0]
     version: str | None = None
     arch: str | None = None          # None: from machine
-    machine: str = ""                # platform.machine() of the managed host
+    machine: str = ""
     base_url: str = _default("base_url")
     url: str | None = None
     src: str | None = None
@@ -101,21 +102,21 @@ class Options:
     checksum: str | None = None
     plugins: tuple | None = None
     force: bool = _default("force")
-    probe_timeout: float = _default("timeout")
+    timeout: float = _default("timeout")  # of each VERSION probe
     plugin_set: str = _default("plugin_set")
     rename: dict | None = None       # {source member: installed name}
     adopt_foreign: tuple = ()        # binaries no set installed that the set may take over
 
     @classmethod
     def from_params(cls, params: dict, dest: str, machine: str) -> Options:
-        return cls(
-            state=params["state"], dest=dest, version=params["version"], arch=params["arch"],
-            machine=machine, base_url=params["base_url"], url=params["url"], src=params["src"],
-            src_dir=params["src_dir"], checksum=params["checksum"],
-            plugins=tuple(params["plugins"]) if params["plugins"] is not None else None,
-            force=params["force"], probe_timeout=params["timeout"], plugin_set=params["plugin_set"],
-            rename=params["rename"], adopt_foreign=tuple(params["adopt_foreign"] or ()),
-        )
+        """The options ``params`` gives (an option left unset takes the field's default)."""
+        given = {name: tuple(params[name]) if isinstance(params[name], list) else params[name]
+                 for name in _OPTION_FIELDS if params[name] is not None}
+        return cls(**dict(given, dest=dest, machine=machine))
+
+
+# The fields of Options that are options of ARGUMENT_SPEC, taken from the parameters by name.
+_OPTION_FIELDS = tuple(f.name for f in fields(Options) if f.name in ARGUMENT_SPEC.all_options())
 
 
 def ensure(opts: Options, fetch, workdir: str, check_mode: bool, limits: Limits = Limits()) -> dict:
@@ -130,7 +131,7 @@ def ensure(opts: Options, fetch, workdir: str, check_mode: bool, limits: Limits 
         raise ConfigError("dest", "exists and is not a directory", opts.dest)
     manifest = read_manifest(dest) if os.path.isdir(dest) else None
     memo = BinaryMemo(dest)
-    executor = PluginExecutor([dest], opts.probe_timeout)
+    executor = PluginExecutor([dest], opts.timeout)
     if opts.state == "absent":
         plan = plan_absent(dest, manifest, opts.plugin_set, plugins)
         return _carry_out(plan, None, check_mode, executor, memo)
