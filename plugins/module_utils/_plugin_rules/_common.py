@@ -200,7 +200,7 @@ class Context:
     def warn(self, parts, message: str, *value, of_host: bool = False) -> None:
         self.report.warn(self.path(*parts), message, *value, of_host=of_host)
 
-    def since(self, release: str, parts, message: str, *value) -> None:
+    def refused_from(self, release: str, parts, message: str, *value) -> None:
         """A rule the plugin enforces from ``release`` on: an error when the installed binary is
         that release or newer; nothing when it predates it (it ignores the key, which the
         key-age check reports); a warning when the release is not known."""
@@ -255,9 +255,9 @@ class PluginRules:
     """Everything the validator knows about one plugin type, in the plugin's own file."""
 
     schema: dict
-    check: object = None  # check(plugin as Go reads it, Context)
-    since: dict = field(default_factory=dict)  # key -> first release that reads it
-    removed: dict = field(default_factory=dict)  # key -> first release that no longer reads it
+    checks: object = None  # checks(plugin as Go reads it, Context): what the schema cannot say
+    added_in: dict = field(default_factory=dict)  # key -> first release that reads it
+    removed_in: dict = field(default_factory=dict)  # key -> first release that no longer reads it
     min_spec: str | None = None  # lowest CNI version the plugin accepts
     chained: bool = False  # needs a previous plugin's result on ADD
     creates_interface: bool = False  # creates CNI_IFNAME in the container

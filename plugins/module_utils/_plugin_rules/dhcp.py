@@ -88,5 +88,5 @@ LEASE_PER_CHECK = KnownCheckDefect(
     "even after DEL, until its file descriptors run out and every dhcp ADD on the host fails with 'too many "
     "open files' (containernetworking/plugins#792)", fixed_in="1.2.0", withheld=True)
 
-RULES = PluginRules(SCHEMA, check, since={"request": "1.1.0", "provide": "1.1.0", "priority": "1.6.0"},
+RULES = PluginRules(SCHEMA, check, added_in={"request": "1.1.0", "provide": "1.1.0", "priority": "1.6.0"},
                     check_defects=(LEASE_PER_CHECK,), daemon_state=daemon_state)

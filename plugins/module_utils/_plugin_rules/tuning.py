@@ -59,6 +59,6 @@ IFNAME_SYSCTL_CHECK = KnownCheckDefect(
     "(containernetworking/plugins#885)", fixed_in="1.3.0")
 
 RULES = PluginRules(
-    SCHEMA, check, chained=True, since={"txQLen": "1.4.0"}, check_defects=(IFNAME_SYSCTL_CHECK,),
+    SCHEMA, check, chained=True, added_in={"txQLen": "1.4.0"}, check_defects=(IFNAME_SYSCTL_CHECK,),
     duplicate_key_errors={"sysctl": "duplicated sysctl keys are not allowed (the tuning plugin rejects them)"},
 )

@@ -42,8 +42,8 @@ def check_plugins(conf: dict, version: str, releases: dict, on_host: bool, repor
                 interface_owner = interface_owner or (plugin_type, ctx.path())
             if not rules.chained:
                 previous_main = plugin_type
-            if rules.check:
-                rules.check(go_view, ctx)
+            if rules.checks:
+                rules.checks(go_view, ctx)
         else:
             previous_main = None
         seen.append((plugin_type, go_view))
@@ -94,8 +94,8 @@ def _gateway_sets(ipam: dict, ipam_type: str) -> list | None:
 
 def _apply_ipam(plugin: dict, ipam_type: str, rules, ctx: Context) -> dict:
     go_view = check_rules(plugin["ipam"], rules, "ipam", ipam_type, ctx)
-    if rules.check:
-        rules.check(dict(plugin, ipam=go_view), ctx)
+    if rules.checks:
+        rules.checks(dict(plugin, ipam=go_view), ctx)
     return go_view
 
 
