@@ -80,7 +80,7 @@ alternate round by round.
 prefix) in a network namespace of its own (`cnit-b-routes`, a veth holding a /20 on which every
 gateway is on-link), at N = 10, 100 and 1,000: from empty (N routes added) and converged (the same run
 again, nothing changed), each gateway checked with a `route get` first, as every run does. Two ways:
-the service in process (`_routes.run`, wall and CPU time of the call), and the module as Ansible's local
+the service in process (`_route_task.run`, wall and CPU time of the call), and the module as Ansible's local
 connection runs it, a fresh interpreter running `cni_route.py` with its arguments file (wall time, and
 the child's CPU time; interpreter start-up and imports included). Between samples the routes are
 removed with `state: absent`, timed in process too. `benchmarks/route_reconcile.py` runs inside the

@@ -5,8 +5,8 @@
 # This module_utils is PRIVATE and should only be used by this collection.
 # It may change at any time, without notice.
 """cni_info's read-only facts: plugins and their versions, networks and their validity,
-cached attachments, named namespaces, the host's records of routed networks; and its task
-(ARGUMENT_SPEC and run), gathering them."""
+cached attachments, named namespaces, the host's records of routed networks (cni_info's task is
+``_info_task``)."""
 
 from __future__ import annotations
 
@@ -14,16 +14,12 @@ import os
 
 from . import _cluster_member, _netns
 from ._attach_records import UNFINISHED_ADD_CAUSES, left_by_unfinished_add, unfinished_adds
-from ._argspec import ArgumentSpec
-from ._cache import warn_of_cache_dir
 from ._conflist import ConfDir, NetworkList, libcni_order, load_conf_dir
 from ._engine import Engine
 from ._errors import CNIError
-from ._exec import Executor, PluginExecutor
+from ._exec import Executor
 from ._identifiers import NETNS_DIR
 from ._result import summarise
-
-GATHER_SUBSETS = ("plugins", "networks", "attachments", "namespaces", "clusters")
 
 
 def plugin_facts(executor: Executor) -> tuple:
@@ -161,40 +157,3 @@ def cluster_facts(cache_dir: str) -> tuple:
         facts[network] = dict(dict.fromkeys(_cluster_member.RECORD_FIELDS), network=network, path=problem.path,
                               error=str(problem))
     return dict(sorted(facts.items())), [str(problem) for problem in problems.values()]
-
-
-# -- cni_info's task ------------------------------------------------------------------------------
-
-ARGUMENT_SPEC = ArgumentSpec({
-    "gather": {"type": "list", "elements": "str", "choices": list(GATHER_SUBSETS), "default": list(GATHER_SUBSETS)},
-})
-
-
-def run(host, params: dict, result: dict) -> None:
-    """Gather the subsets ``params["gather"]`` names; ``host`` is the module's
-    ``_ansible_glue.ModuleHost``."""
-    if "networks" in params["gather"]:
-        host.require_libraries("jsonschema")
-    executor = PluginExecutor(params["cni_path"], params["timeout"], host.run_command)
-    engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"], executor=executor)
-    gather = set(params["gather"])
-    facts = {"changed": False}
-    warnings = []
-    if "plugins" in gather:
-        facts["plugins"], problems = plugin_facts(executor)
-        facts.update(daemon_facts())
-        warnings.extend(problems)
-    if "networks" in gather:
-        facts["networks"] = network_facts(params["conf_dir"], engine)
-    if "attachments" in gather:
-        warn_of_cache_dir(host, params["cache_dir"])
-        facts["attachments"], problems = attachment_facts(engine)
-        warnings.extend(problems)
-    if "namespaces" in gather:
-        facts["namespaces"] = namespace_facts()
-    if "clusters" in gather:
-        facts["clusters"], problems = cluster_facts(params["cache_dir"])
-        warnings.extend(problems)
-    for warning in warnings:
-        host.warn(warning)
-    result.update(facts)

@@ -7,19 +7,19 @@
 """Installing CNI plugin binaries, the one path of cni_plugin_install: the options resolve to a
 request and an opened source (``_sources``, ``_download``), which one plan compares with dest
 and its manifest (``_manifest``), carried out unless in check mode, and described as the
-module's result."""
+module's result; with the module's options (ARGUMENT_SPEC), which ``Options`` are built from
+(cni_plugin_install's task is ``_plugin_install_task``)."""
 
 from __future__ import annotations
 
 import os
-import platform
 import tempfile
 from dataclasses import dataclass, fields
 
 from ._argspec import ArgumentSpec
 from ._binaries import BinaryMemo
 from ._defaults import DEFAULT_CNI_PATH
-from ._download import Limits, RedirectRecorder, ReleaseError, cleartext_warning, mask_url, parse_checksum, url_password
+from ._download import Limits, RedirectRecorder, ReleaseError, cleartext_warning, mask_url, parse_checksum
 from ._errors import ConfigError
 from ._exec import PluginExecutor
 from ._identifiers import is_plugin_file_name
@@ -54,29 +54,6 @@ ARGUMENT_SPEC = ArgumentSpec({
     "url_password": {"type": "str", "no_log": True},
     "force_basic_auth": {"type": "bool", "default": False},
 }, mutually_exclusive=(("url", "src", "src_dir"),))
-
-
-def run(host, params: dict, result: dict) -> None:
-    """cni_plugin_install's task: ``params`` as ARGUMENT_SPEC parsed them, ``host`` the module's
-    ``_ansible_glue.ModuleHost`` (downloads go through its fetch_url). The options fetch_url reads
-    itself (validate_certs, use_proxy, url_username, ...) reach it through the module."""
-    # A password inside a URL option never reaches the output (the URLs themselves are masked).
-    checksum_url = (params["checksum"] or "").partition(":")[2]
-    for url in (params["base_url"], params["url"], checksum_url):
-        secret = url_password(url or "")
-        if secret:
-            host.hide(secret)
-    dest = params["dest"] or next(iter(params["cni_path"]), None)
-    if not dest:
-        host.fail("dest: no directory to install into: dest is not set and cni_path is empty")
-    options = Options.from_params(params, dest, platform.machine())
-    installed = ensure(options, lambda url: host.fetch(url, params["timeout"]), host.tmpdir, host.check_mode,
-                       Limits(seconds=params["timeout"]))
-    if not host.diff:
-        installed.pop("diff")
-    for warning in installed.pop("warnings"):
-        host.warn(warning)
-    result.update(installed)
 
 
 def _default(option: str):

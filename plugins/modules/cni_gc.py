@@ -166,12 +166,12 @@ skipped_networks:
   sample: [legacy]
 """
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _gc
+from ansible_collections.cnikit.cni.plugins.module_utils import _gc_task
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_module
 
 
 def main():
-    run_module(_gc)
+    run_module(_gc_task)
 
 
 if __name__ == "__main__":

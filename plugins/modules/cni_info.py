@@ -197,12 +197,12 @@ clusters:
       error: null
 """
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _facts
+from ansible_collections.cnikit.cni.plugins.module_utils import _info_task
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_module
 
 
 def main():
-    run_module(_facts)
+    run_module(_info_task)
 
 
 if __name__ == "__main__":

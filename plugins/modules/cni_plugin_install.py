@@ -354,12 +354,12 @@ downloaded:
   sample: false
 """
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _install
+from ansible_collections.cnikit.cni.plugins.module_utils import _plugin_install_task
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_module
 
 
 def main():
-    run_module(_install)
+    run_module(_plugin_install_task)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import pytest
 from stand_in_host import StandInHost
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _cluster_member as member
-from ansible_collections.cnikit.cni.plugins.module_utils import _facts
+from ansible_collections.cnikit.cni.plugins.module_utils import _cluster_member_task, _facts, _info_task
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
 
 CIDR = "10.244.0.0/16"
@@ -207,7 +207,7 @@ def test_cni_info_gathers_clusters_alone(tmp_path):
     params = {"gather": ["clusters"], "cni_path": [str(tmp_path / "bin")], "cache_dir": str(tmp_path),
               "conf_dir": str(tmp_path / "net.d"), "timeout": 5.0}
 
-    _facts.run(StandInHost(str(tmp_path)), params, result)
+    _info_task.run(StandInHost(str(tmp_path)), params, result)
 
     assert set(result) == {"changed", "clusters"} and result["clusters"]["cluster"]["subnet"] == "10.244.3.0/24"
 
@@ -363,7 +363,7 @@ def test_bad_input_names_the_option_and_the_value_and_changes_nothing(tmp_path, 
     host.run_command = lambda argv: pytest.fail(f"ran {argv}")
 
     with pytest.raises(ConfigError) as caught:
-        member.run(host, params, {})
+        _cluster_member_task.run(host, params, {})
 
     assert caught.value.path == path and text in caught.value.message
     assert caught.value.value == options[path]
@@ -412,7 +412,7 @@ def run_member(tmp_path, network: str, check_mode: bool = False, **options) -> d
     params = {"network": network, "cidr": None, "subnet": None, "masquerade": True, "state": "present",
               "cache_dir": str(tmp_path / "cache"), **options}
     result = {}
-    member.run(KernelStandIn(str(tmp_path), check_mode=check_mode, diff=True), params, result)
+    _cluster_member_task.run(KernelStandIn(str(tmp_path), check_mode=check_mode, diff=True), params, result)
     return result
 
 

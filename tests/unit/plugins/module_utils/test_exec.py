@@ -525,10 +525,10 @@ def test_a_relative_cni_path_entry_is_refused_naming_it(tmp_path, monkeypatch, e
 
 def test_task_with_a_relative_cni_path_entry_fails_before_anything_runs(tmp_path, monkeypatch):
     from stand_in_host import StandInHost, TaskFailed  # pylint: disable=import-outside-toplevel
-    from ansible_collections.cnikit.cni.plugins.module_utils import _gc  # pylint: disable=import-outside-toplevel
+    from ansible_collections.cnikit.cni.plugins.module_utils import _gc_task  # pylint: disable=import-outside-toplevel
     monkeypatch.chdir(tmp_path)
-    given = {name: option.get("default") for name, option in _gc.ARGUMENT_SPEC.all_options().items()}
+    given = {name: option.get("default") for name, option in _gc_task.ARGUMENT_SPEC.all_options().items()}
     given.update(conf_dir=str(tmp_path), cache_dir=str(tmp_path / "cache"), cni_path=["bin"])
     with pytest.raises((ConfigError, TaskFailed)) as refused:
-        _gc.run(StandInHost(str(tmp_path)), given, {})
+        _gc_task.run(StandInHost(str(tmp_path)), given, {})
     assert "cni_path[0]" in str(refused.value)

@@ -116,3 +116,28 @@ def test_an_import_inside_a_function_counts():
     assert imported_files("_validation/host.py", "from .._conflist import x\nfrom .report import y\n") == \
         [(1, "_conflist.py"), (2, "_validation/report.py")]
     assert imported_files("_attach.py", "from . import _cache, _netns\n") == [(1, "_cache.py"), (1, "_netns.py")]
+
+
+MODULES = sorted((ROOT / "plugins" / "modules").glob("cni_*.py"))
+ACTIONS = sorted((ROOT / "plugins" / "action").glob("cni_*.py"))
+
+
+@pytest.mark.parametrize("module", [path for path in MODULES if "def main(" in path.read_text(encoding="utf-8")],
+                         ids=lambda path: path.stem)
+def test_a_module_runs_its_task_file(module):
+    """CONTRIBUTING.md, "Adding a module": module cni_<name>'s task is ``_<name>_task.py``."""
+    task = f"_{module.stem.removeprefix('cni_')}_task"
+    assert (MODULE_UTILS / f"{task}.py").is_file()
+    assert f"run_module({task})" in module.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("action", [path for path in ACTIONS if "_execute_module" not in path.read_text(encoding="utf-8")],
+                         ids=lambda path: path.stem)
+def test_an_action_that_runs_no_module_runs_its_task_file(action):
+    assert f"module_utils._{action.stem.removeprefix('cni_')}_task import" in action.read_text(encoding="utf-8")
+
+
+def test_no_module_utils_file_imports_a_task_file():
+    importers = [(name, target) for name in files() for _line, target in imported_files(name)
+                 if fnmatch.fnmatchcase(target, "_*_task.py")]
+    assert importers == []

@@ -12,7 +12,7 @@ import os
 import pytest
 from stand_in_host import StandInHost, TaskFailed
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _attach_task, _gc, _install, _network_task
+from ansible_collections.cnikit.cni.plugins.module_utils import _attach_task, _gc_task, _network_task, _plugin_install_task
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
 from ansible_collections.cnikit.cni.plugins.module_utils._validation import schema
@@ -30,15 +30,15 @@ def test_gc_plans_in_check_mode_and_collects_in_a_real_run(host, tmp_path):
     host.plugin()
     host.conflist("net1")
     entry = host.cache_entry("net1", "c1", str(tmp_path / "cnit-gone"))
-    given = params(_gc.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
+    given = params(_gc_task.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
 
     planned = {}
-    _gc.run(StandInHost(str(tmp_path), check_mode=True), given, planned)
+    _gc_task.run(StandInHost(str(tmp_path), check_mode=True), given, planned)
     assert planned["changed"] and [c["container_id"] for c in planned["collected"]] == ["c1"]
     assert entry.exists() and host.calls("DEL") == []
 
     collected = {}
-    _gc.run(StandInHost(str(tmp_path)), given, collected)
+    _gc_task.run(StandInHost(str(tmp_path)), given, collected)
     assert collected["collected"] == planned["collected"] and collected["errors"] == []
     assert not entry.exists() and [c["env"]["CNI_CONTAINERID"] for c in host.calls("DEL")] == ["c1"]
 
@@ -48,10 +48,10 @@ def test_gc_warns_of_an_unusable_entry_saying_whether_gc_was_sent(host, tmp_path
     host.plugin()
     host.conflist("net1", version=version)
     host.cache.joinpath("results", "net1-ctr9-eth0").write_text('{"kind":"cniCacheV1"')  # a runtime crashed mid-write
-    given = params(_gc.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
+    given = params(_gc_task.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
     stand_in = StandInHost(str(tmp_path))
 
-    _gc.run(stand_in, given, {})
+    _gc_task.run(stand_in, given, {})
 
     (warning,) = stand_in.warnings
     assert warning.startswith(f"network net1: cannot read the cache entry {host.cache / 'results' / 'net1-ctr9-eth0'}")
@@ -69,11 +69,11 @@ def test_gc_reports_unusable_entries_of_networks_the_conf_dir_lacks(host, tmp_pa
     retired.write_text('{"kind":"cniCacheV1"')  # a runtime crashed mid-write
     unknown = host.cache.joinpath("results", "gone-ctr7-eth0")
     unknown.write_text("")  # the only entry of a network nothing declares
-    given = params(_gc.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
+    given = params(_gc_task.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
     stand_in = StandInHost(str(tmp_path), check_mode=check_mode)
     result = {}
 
-    _gc.run(stand_in, given, result)
+    _gc_task.run(stand_in, given, result)
 
     assert result["orphaned_networks"] == ["retired"] and result["collected"] == [], result
     assert [(u["network"], u["file"]) for u in result["unusable_entries"]] == [("retired", str(retired)),
@@ -98,10 +98,10 @@ def test_gc_reads_the_whole_cache_directory_once(host, tmp_path, monkeypatch):
         whole_reads.extend([network_name] if network_name is None else [])
         return read(engine, network_name)
     monkeypatch.setattr(Engine, "cached_attachments", counted)
-    given = params(_gc.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
+    given = params(_gc_task.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
     result = {}
 
-    _gc.run(StandInHost(str(tmp_path)), given, result)
+    _gc_task.run(StandInHost(str(tmp_path)), given, result)
 
     assert result["orphaned_networks"] == ["retired"] and [u["network"] for u in result["unusable_entries"]] == [None]
     assert len(whole_reads) == 1
@@ -114,11 +114,11 @@ def test_gc_reports_unusable_entries_of_a_network_with_disable_gc_as_its_own(hos
     host.conflist("net1", disableGC=True)
     empty = host.cache.joinpath("results", "net1-ctr9-eth0")
     empty.write_text("")  # a runtime crashed writing it
-    given = params(_gc.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
+    given = params(_gc_task.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
     stand_in = StandInHost(str(tmp_path), check_mode=check_mode)
     result = {}
 
-    _gc.run(stand_in, given, result)
+    _gc_task.run(stand_in, given, result)
 
     assert result["skipped_networks"] == ["net1"] and result["collected"] == [], result
     assert result["unusable_entries"] == [{"network": "net1", "file": str(empty), "reason": "the file is empty",
@@ -375,10 +375,10 @@ def test_attachment_items_take_the_top_level_values_they_leave_out():
 
 
 def test_install_without_dest_or_cni_path_fails_before_anything(tmp_path):
-    given = params(_install.ARGUMENT_SPEC, version="1.1.1", cni_path=[])
+    given = params(_plugin_install_task.ARGUMENT_SPEC, version="1.1.1", cni_path=[])
 
     with pytest.raises(TaskFailed, match="dest: no directory to install into"):
-        _install.run(StandInHost(str(tmp_path)), given, {})
+        _plugin_install_task.run(StandInHost(str(tmp_path)), given, {})
 
 
 def test_the_module_gets_a_copy_of_the_spec_the_service_reads():
