@@ -29,6 +29,7 @@ import json
 import pathlib
 import posixpath
 import re
+import subprocess
 import sys
 
 import yaml
@@ -45,8 +46,8 @@ HEADER = """..
 """
 OWN_LABEL_LINE = re.compile(rf"^(\.\. _ansible_collections\.{NAMESPACE}\.{NAME}\.docsite\.\S*:\n)(?=\S)", re.MULTILINE)
 URL_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
-# Pandoc's options: GitHub's Markdown in (its heading anchors), and RST lines of at most 100.
-PANDOC_OUT = ["--columns=100"]
+# The RST pages' lines: at most 100 characters, as the repository's other files.
+RST_COLUMNS = "--columns=100"
 
 
 class GuideError(Exception):
@@ -102,16 +103,40 @@ def section_label(guide: str, anchor: str) -> str:
     return f"{PAGE_LABEL.format(guide=guide)}.{anchor}"
 
 
-class Guides:
-    """The listed guides as pandoc document trees, and where their links lead on the site."""
+def bundled_pandoc() -> pathlib.Path:
+    """The pandoc binary of pypandoc-binary, the release requirements/constraints.txt pins: the
+    pages must not change with a pandoc that happens to be on PATH (pypandoc would take the
+    newest it finds)."""
+    import pypandoc  # the docs tools' (requirements/controller.txt), not the collection's
 
-    def __init__(self, root: pathlib.Path, pandoc):
+    return pathlib.Path(pypandoc.__file__).resolve().parent / "files" / "pandoc"
+
+
+class Pandoc:
+    """Runs one pandoc binary."""
+
+    def __init__(self, binary: pathlib.Path):
+        self.binary = binary
+
+    def convert(self, text: str, source: str, target: str, *options: str) -> str:
+        done = subprocess.run([str(self.binary), "--from", source, "--to", target, *options], input=text,
+                              capture_output=True, text=True, encoding="utf-8", check=False)
+        if done.returncode:
+            raise GuideError(f"pandoc --from {source} --to {target} failed: {done.stderr.strip()}")
+        return done.stdout
+
+
+class Guides:
+    """The listed guides as pandoc document trees (GitHub's Markdown, with GitHub's heading
+    anchors), and where their links lead on the site."""
+
+    def __init__(self, root: pathlib.Path, pandoc: Pandoc):
         self.root = root
         self.pandoc = pandoc
         self.repository = repository_url(root)
         self.names = listed_guides(root)
-        self.trees = {name: json.loads(pandoc.convert_text(
-            (root / "docs" / f"{name}.md").read_text(encoding="utf-8"), "json", format="gfm"))
+        self.trees = {name: json.loads(pandoc.convert(
+            (root / "docs" / f"{name}.md").read_text(encoding="utf-8"), "gfm", "json"))
             for name in self.names}
         # guide -> {GitHub anchor: heading level}
         self.headings = {name: {block["c"][1][0]: block["c"][0] for block in tree["blocks"]
@@ -212,7 +237,7 @@ class Guides:
         pages = {}
         for name, tree in self.trees.items():
             tree["blocks"] = self.label_headings(name, tree["blocks"])
-            rst = self.pandoc.convert_text(json.dumps(tree), "rst", format="json", extra_args=PANDOC_OUT)
+            rst = self.pandoc.convert(json.dumps(tree), "json", "rst", RST_COLUMNS)
             # Pandoc puts no blank line after a raw block; RST needs one after a label.
             rst = OWN_LABEL_LINE.sub(r"\1\n", rst)
             pages[f"{name}.rst"] = HEADER.format(guide=name) + rst.rstrip("\n") + "\n"
@@ -224,9 +249,7 @@ def raw_label(label: str) -> dict:
 
 
 def render(root: pathlib.Path) -> dict[str, str]:
-    import pypandoc  # the docs tools' (requirements/controller.txt), not the collection's
-
-    return Guides(root, pypandoc).render()
+    return Guides(root, Pandoc(bundled_pandoc())).render()
 
 
 def differences(root: pathlib.Path, pages: dict[str, str]) -> list[str]:
