@@ -101,9 +101,8 @@ notes:
     C(released) (hostname to subnet); hosts keep the file's order and new ones are added at the end, so a join
     is one added line.
 seealso:
-  - name: A network across hosts
+  - ref: ansible_collections.cnikit.cni.docsite.routed-network
     description: The role that runs this action, and how the file is used.
-    link: https://github.com/cnikit/cni/blob/main/docs/user-guide.md
 """
 
 EXAMPLES = r"""

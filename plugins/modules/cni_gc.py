@@ -78,9 +78,8 @@ options:
 seealso:
   - module: cnikit.cni.cni_netns
   - module: cnikit.cni.cni_info
-  - name: Namespaces, garbage collection and facts
+  - ref: ansible_collections.cnikit.cni.docsite.namespaces-gc-info
     description: How the three modules fit together.
-    link: https://github.com/cnikit/cni/blob/main/docs/namespaces-gc-info.md
 """
 
 EXAMPLES = r"""

@@ -49,9 +49,8 @@ seealso:
   - module: cnikit.cni.cni_gc
   - module: cnikit.cni.cni_netns
   - module: cnikit.cni.cni_cluster_member
-  - name: Namespaces, garbage collection and facts
+  - ref: ansible_collections.cnikit.cni.docsite.namespaces-gc-info
     description: How the three modules fit together.
-    link: https://github.com/cnikit/cni/blob/main/docs/namespaces-gc-info.md
 """
 
 EXAMPLES = r"""

@@ -217,9 +217,8 @@ notes:
   - Plugins whose VERSION answer fails (wrong architecture, truncated binary) abort the install before any
     binary in O(dest) is replaced.
 seealso:
-  - name: Installing plugins
+  - ref: ansible_collections.cnikit.cni.docsite.plugin-install
     description: Sources, checksum semantics, manifest, upgrades and check mode.
-    link: https://github.com/cnikit/cni/blob/main/docs/plugin-install.md
 """
 
 EXAMPLES = r"""

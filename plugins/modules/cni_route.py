@@ -134,9 +134,8 @@ notes:
     rtnetlink directly, so it needs neither C(iproute2) nor pyroute2.
   - O(cni_path), O(conf_dir), O(cache_dir) and O(timeout) are accepted and not used.
 seealso:
-  - name: Routes
+  - ref: ansible_collections.cnikit.cni.docsite.routes
     description: What the module reconciles, with the routed network across hosts as its example.
-    link: https://github.com/cnikit/cni/blob/main/docs/routes.md
 """
 
 EXAMPLES = r"""
