@@ -4,8 +4,8 @@
 """A test-double CNI plugin, modelled on libcni's ``noop`` test plugin.
 
 Install it under any name (``FakePlugins``, or ``script_plugin.install``, into a temporary plugin
-directory: ``noop``, ``noop2``, ``sleep``, ``portmap`` ...) and drive it with a JSON *debug file*. Every call is
-appended to a JSON-lines log, so a test asserts exactly what the runtime sent.
+directory: ``noop``, ``noop2``, ``sleep``, ``portmap`` ...) and drive it with a JSON *debug file*.
+Every call is appended to a JSON-lines log, so a test asserts exactly what the runtime sent.
 
 Where the debug file is found, first match wins:
 
