@@ -44,7 +44,7 @@ def _lacking_version_added(kind: str, name: str, doc: dict) -> list:
     return lacking
 
 
-@pytest.mark.parametrize("kind, name, doc", PLUGINS, ids=[f"{kind}/{name}" for kind, name, _ in PLUGINS])
+@pytest.mark.parametrize("kind, name, doc", PLUGINS, ids=[f"{kind}/{name}" for kind, name, _doc in PLUGINS])
 def test_what_1_0_0_lacked_says_since_when(kind, name, doc):
     if name not in RELEASED[kind]:
         assert _added_after_1_0_0(doc.get("version_added")), f"{kind} {name} is new since 1.0.0: give it version_added"
