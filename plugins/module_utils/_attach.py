@@ -109,9 +109,11 @@ def _matches(entry: _cache.CacheEntry, network: NetworkList, attachment: Attachm
         cached_config = json.loads(entry.config)
     except ValueError:
         return False
-    return (cached_config == network.raw
-            and canonical_netns(entry.effective_netns) == canonical_netns(attachment.netns)
-            and _same_args(entry.cni_args, attachment.cni_args) and entry.capability_args == attachment.capability_args)
+    if cached_config != network.raw or entry.capability_args != attachment.capability_args:
+        return False
+    if canonical_netns(entry.effective_netns) != canonical_netns(attachment.netns):
+        return False
+    return _same_args(entry.cni_args, attachment.cni_args)
 
 
 def _same_args(cached: list, declared: list) -> bool:

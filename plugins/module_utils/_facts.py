@@ -137,8 +137,8 @@ def attachment_facts(engine: Engine) -> tuple:
         summary = summarise(entry.result) if entry.result else {"interfaces": [], "ips": [], "mac": None}
         facts.append(dict(entry.identity(), ips=summary["ips"], mac=summary["mac"],
                           netns_exists=_netns.is_live(entry.effective_netns), cache_file=entry.path))
-    unfinished = [f"an ADD did not finish and was not rolled back ({UNFINISHED_ADD_CAUSES}): "
-                  + left_by_unfinished_add(path) for path in unfinished_adds(engine, entries)]
+    unfinished = [f"an ADD did not finish and was not rolled back ({UNFINISHED_ADD_CAUSES}): {left_by_unfinished_add(path)}"
+                  for path in unfinished_adds(engine, entries)]
     return facts, [str(p) for p in problems] + unfinished
 
 

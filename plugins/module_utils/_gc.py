@@ -158,8 +158,9 @@ def _keep_orphaned(valid: list | None):
     keys = set(valid or [])
 
     def keep(entry) -> bool:
-        return (not entry.managed or is_live(entry.effective_netns) is not False or (entry.container_id, entry.ifname) in keys
-                or _opts_out_of_gc(entry))
+        if not entry.managed or is_live(entry.effective_netns) is not False:
+            return True
+        return (entry.container_id, entry.ifname) in keys or _opts_out_of_gc(entry)
     return keep
 
 

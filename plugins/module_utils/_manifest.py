@@ -508,8 +508,12 @@ def foreign_binaries(dest: str, manifest: dict | None, leaving: list) -> list:
         names = os.listdir(dest)
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return sorted(name for name in names if not name.startswith(".") and name not in ours
-                  and os.path.isfile(os.path.join(dest, name)) and os.access(os.path.join(dest, name), os.X_OK))
+    candidates = (name for name in names if not name.startswith(".") and name not in ours)
+    return sorted(name for name in candidates if _is_executable_file(os.path.join(dest, name)))
+
+
+def _is_executable_file(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
 
 
 def plan_result(plan: Plan, versions: dict, check_mode: bool, downloaded: bool, executor: Executor,

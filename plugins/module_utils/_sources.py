@@ -51,7 +51,7 @@ def host_arch(machine: str, byteorder: str = sys.byteorder) -> str:
     if machine in ARCH_BY_MACHINE:
         return ARCH_BY_MACHINE[machine]
     raise ConfigError("arch", f"no CNI plugins release for machine type {machine!r}; set arch to one of "
-                      + ", ".join(RELEASE_ARCHES))
+                      f"{', '.join(RELEASE_ARCHES)}")
 
 
 def normalize_version(version: str) -> str:

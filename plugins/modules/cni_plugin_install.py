@@ -83,6 +83,7 @@ options:
         release's layout.
     type: str
     default: reference
+    version_added: 1.1.0
   rename:
     description:
       - "Source members to install under another name, as a mapping of member to name; for example
@@ -90,6 +91,7 @@ options:
       - O(plugins) selects by the installed name.
       - A member the source does not hold, or two members given one name, is an error.
     type: dict
+    version_added: 1.1.0
   version:
     description:
       - For the set V(reference), the release version of the reference plugins, C(MAJOR.MINOR.PATCH) with or

@@ -40,7 +40,7 @@ def check_installed(conf: dict, installed_versions, installed_release, report: V
         for path, name, versions in owners:
             if (version or "0.1.0") not in versions:
                 report.error("cniVersion", f"the installed {name} plugin ({path}) does not support it; it supports "
-                             + ", ".join(versions) + _version_way_out(version, supported), version, of_host=True)
+                             f"{', '.join(versions)}{_version_way_out(version, supported)}", version, of_host=True)
     return version, releases
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import shutil
 import subprocess
 import threading
 import time
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import fakeplugin
 import pytest
+import script_plugin
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _exec
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, PluginError, PluginNotFoundError
@@ -368,7 +368,7 @@ def test_probe_sends_libcni_version_query(fake):
 def test_probe_is_memoised_while_the_binary_is_unchanged(fake, tmp_path):
     path = tmp_path / "bin" / "copied"
     fake.install("noop")
-    shutil.copy(FAKEPLUGIN, path)
+    script_plugin.install(FAKEPLUGIN, path)
     fake.configure("copied", VERSION={"supportedVersions": ["1.0.0"]})
     executor = _exec.PluginExecutor([str(path.parent)])
     assert executor.supported_versions("copied") == ["1.0.0"]
