@@ -13,7 +13,7 @@ import pytest
 from stand_in_host import StandInHost, TaskFailed
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach_task, _gc, _install, _network_task
-from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
+from ansible_collections.cnikit.cni.plugins.module_utils._cache import ResultCache
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
 from ansible_collections.cnikit.cni.plugins.module_utils._validation import schema
 
@@ -92,12 +92,12 @@ def test_gc_reads_the_whole_cache_directory_once(host, tmp_path, monkeypatch):
     host.cache_entry("retired", "c1", host.netns("live"))
     host.cache.joinpath("results", "gone-ctr7-eth0").write_text("")
     whole_reads = []
-    read = Engine.cached_attachments
+    read = ResultCache.entries
 
-    def counted(engine, network_name=None):
+    def counted(cache, network_name=None):
         whole_reads.extend([network_name] if network_name is None else [])
-        return read(engine, network_name)
-    monkeypatch.setattr(Engine, "cached_attachments", counted)
+        return read(cache, network_name)
+    monkeypatch.setattr(ResultCache, "entries", counted)
     given = params(_gc.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
     result = {}
 
