@@ -406,3 +406,20 @@ def test_an_inline_single_plugin_conf_is_the_list_libcni_loads_it_as(as_text):
     assert desired.network_name == "mynet" and network.cni_version == "0.4.0" and network.plugins == [single]
     assert network.raw_bytes == (b'{"cniVersion":"0.4.0","name":"mynet","plugins":[{"cniVersion":"0.4.0",'
                                  b'"name":"mynet","type":"loopback"}]}')
+
+
+def test_attach_refuses_an_item_whose_network_name_is_no_name_before_anything_runs(host, tmp_path):
+    # Its attachment was made anyway and failed only when converged, after the other items ran.
+    host.plugin()
+    host.conflist("net1")
+    netns = "/proc/self/ns/net"  # the test double creates nothing in it
+    attach = params(_attach_task.ARGUMENT_SPEC, netns=netns, ifname="cnit-t0", conf_dir=str(host.conf),
+                    cache_dir=str(host.cache), cni_path=[str(host.bin)],
+                    attachments=[{**dict.fromkeys(_attach_task.ITEM_OPTIONS), "network": "net1", "container_id": "c1"},
+                                 {**dict.fromkeys(_attach_task.ITEM_OPTIONS), "network": "../net1", "container_id": "c2"}])
+
+    with pytest.raises(ConfigError) as refused:
+        _attach_task.run(StandInHost(str(tmp_path)), attach, {})
+
+    assert refused.value.path == "attachments[1].network" and refused.value.value == "../net1"
+    assert host.calls() == []
