@@ -6,6 +6,7 @@ its rollback, DEL, CHECK, GC, STATUS and the locks between them."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -130,6 +131,33 @@ def test_del_with_cni_versions_asks_every_plugin_when_one_binary_is_missing(engi
         engine.delete(network, _attachment())
     assert [(c["verb"], c["plugin"]) for c in fake.calls("DEL")] == [("DEL", "noop")]
     assert _cache_file(engine).exists()  # kept for a retry
+
+
+# -- the attachment and the engine's shape -------------------------------------------------------
+
+def test_an_attachment_is_complete_when_made_and_cannot_change():
+    attachment = Attachment("net", "c1", "/run/netns/cnit-unit", "eth0", [["K", "V"], ["N", "1"]],
+                            {"portMappings": [{"hostPort": 8080.0, "containerPort": 80}]})
+    assert attachment.key == AttachmentKey("net", "c1", "eth0")
+    assert attachment.canonical_netns == NETNS  # both spellings of a named namespace are one
+    assert attachment.cni_args == (("K", "V"), ("N", "1")) and attachment.cni_args_string == "K=V;N=1"
+    assert attachment.libcni_capability_args == {"portMappings": [{"hostPort": 8080, "containerPort": 80}]}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        attachment.netns = "/var/run/netns/other"
+    requested = attachment.with_requested_ips(["10.0.0.5"])
+    assert requested.cni_args_string == "K=V;N=1;IgnoreUnknown=1;IP=10.0.0.5" and requested.key == attachment.key
+
+
+def test_an_attachment_names_the_option_of_a_bad_name_when_made():
+    with pytest.raises(ConfigError) as refused:
+        Attachment("net", "c/1", NETNS, option_prefix="attachments[2].")
+    assert refused.value.path == "attachments[2].container_id"
+
+
+def test_the_engine_keeps_the_verbs_and_little_else(engine):
+    public = {name for name in dir(engine) if not name.startswith("_")}
+    assert public == {"add", "check", "delete", "delete_as_added", "gc", "status", "available", "version_of",
+                      "executor", "cache"}
 
 
 # -- requests -----------------------------------------------------------------------------------
