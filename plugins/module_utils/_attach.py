@@ -351,7 +351,7 @@ def converge_all(engine: Engine, desired: list, check_mode: bool = False, parall
                               "(same network, container_id and ifname)", "/".join(dataclasses.astuple(item.key)))
         seen[item.key] = index
 
-    def run(item: Desired):
+    def outcome_of(item: Desired):
         try:
             return converge(engine, item, check_mode)
         except CNIError as exc:
@@ -359,7 +359,7 @@ def converge_all(engine: Engine, desired: list, check_mode: bool = False, parall
 
     try:
         if len(desired) == 1 or parallel <= 1:
-            return [run(item) for item in desired]
+            return [outcome_of(item) for item in desired]
         first_of_network = {}
         for index, item in enumerate(desired):
             first_of_network.setdefault(item.network_name, index)
@@ -368,7 +368,7 @@ def converge_all(engine: Engine, desired: list, check_mode: bool = False, parall
         outcomes = [None] * len(desired)
         with ThreadPoolExecutor(max_workers=min(parallel, len(desired))) as pool:
             for wave in (sorted(firsts), rest):
-                for index, outcome in zip(wave, pool.map(run, [desired[i] for i in wave])):
+                for index, outcome in zip(wave, pool.map(outcome_of, [desired[i] for i in wave])):
                     outcomes[index] = outcome
         return outcomes
     finally:
