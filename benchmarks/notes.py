@@ -149,7 +149,7 @@ rounds of the differences of the rounds' totals, per cycle):
   (commit "_exec: one watchdog thread for every plugin call"); registering a call with it costs 1 µs.
 - **Lock files, nothing here; {_ms(case['tidy_cost']['median'])} per task.** The verbs leave their lock
   files and the intent-marker directory for the next verb, and a task deletes them once, when its
-  work is done (`Engine.tidy`). These cycles run as one task would run many attachments; the
+  work is done (`Engine.cache.tidy`). These cycles run as one task would run many attachments; the
   "tidied after every cycle" side is each cycle a task of its own, the worst case. Making and
   deleting them around every ADD and DEL, as before (commit "Engine: lock files and the
   intent-marker directory stay between verbs"), cost every cycle about that much.

@@ -125,7 +125,7 @@ def case_engine(params: dict) -> dict:
     def engine_cycle_tidied():
         """Analysis only: each cycle as a task of its own, which tidies the lock files away."""
         engine_cycle()
-        engine.tidy()
+        engine.cache.tidy()
 
     sides = {"engine": engine_cycle, "engine_no_fsync": engine_cycle_without_fsync, "engine_tidy": engine_cycle_tidied,
              "direct_timeout": direct_with_timeout.cycle, "direct": direct.cycle}

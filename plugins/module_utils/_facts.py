@@ -13,9 +13,8 @@ from __future__ import annotations
 import os
 
 from . import _cluster_member, _netns
-from ._attach_records import UNFINISHED_ADD_CAUSES, left_by_unfinished_add, unfinished_adds
 from ._conflist import ConfDir, NetworkList, libcni_order, load_conf_dir
-from ._engine import Engine
+from ._engine import UNFINISHED_ADD_CAUSES, Engine, PluginStatus, left_by_unfinished_add
 from ._errors import CNIError
 from ._exec import Executor
 from ._identifiers import NETNS_DIR
@@ -121,24 +120,23 @@ def _run_version(network: NetworkList, engine: Engine) -> str:
 def _status(network: NetworkList, engine: Engine) -> list | None:
     """Each plugin's STATUS, or None where the network's version predates STATUS."""
     try:
-        if not engine.available(network, "STATUS"):
-            return None
-        return engine.status(network)
+        statuses = engine.status(network)
     except CNIError as exc:
-        return [{"plugin": None, "ready": False, "state": "error", "code": None, "msg": str(exc)}]
+        statuses = [PluginStatus.failed(None, None, str(exc))]
+    return None if statuses is None else [status.to_dict() for status in statuses]
 
 
 def attachment_facts(engine: Engine) -> tuple:
     """Every cached attachment with its addresses and whether its namespace still exists, and
     the messages of the cache files that could not be read."""
-    entries, problems = engine.cached_attachments()
+    entries, problems = engine.cache.entries()
     facts = []
     for entry in entries:
         summary = summarise(entry.result) if entry.result else {"interfaces": [], "ips": [], "mac": None}
         facts.append(dict(entry.identity(), ips=summary["ips"], mac=summary["mac"],
                           netns_exists=_netns.is_live(entry.effective_netns), cache_file=entry.path))
     unfinished = [f"an ADD did not finish and was not rolled back ({UNFINISHED_ADD_CAUSES}): {left_by_unfinished_add(path)}"
-                  for path in unfinished_adds(engine, entries)]
+                  for path in engine.cache.unfinished_adds(entries)]
     return facts, [str(p) for p in problems] + unfinished
 
 

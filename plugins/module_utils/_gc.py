@@ -4,43 +4,21 @@
 #
 # This module_utils is PRIVATE and should only be used by this collection.
 # It may change at any time, without notice.
-"""What cni_gc and cni_netns remove: garbage collection of the attachments whose namespace is
-gone (or that an explicit list leaves out), and the attachments of a namespace about to be
-removed (cni_gc's task is ``_gc_task``). Only what this collection made is ever collected; see
-docs/engine.md."""
+"""What cni_gc removes: garbage collection of the attachments whose namespace is gone (or that
+an explicit list leaves out); cni_gc's task is ``_gc_task``. Only what this collection made is
+ever collected; see docs/engine.md. The cache directory is read once per task
+(``CacheListing``) for what is planned and reported; each GC reads it again under its lock, as
+it must."""
 
 from __future__ import annotations
 
+from ._cache import CacheListing
 from ._conflist import NetworkList, find_network, load_conf_dir
 from ._defaults import DEFAULT_IFNAME
-from ._engine import Engine
+from ._engine import Engine, GCReport, network_at_add
 from ._errors import CNIError
-from ._identifiers import canonical_netns, check_container_id, check_ifname
+from ._identifiers import check_container_id, check_ifname
 from ._netns import is_live
-
-
-# -- the attachments of a namespace ---------------------------------------------------------------
-
-def attachments_in_netns(engine: Engine, netns: str) -> list:
-    """The cache entries of every attachment made into the namespace at path ``netns``."""
-    wanted = canonical_netns(netns)
-    entries, _problems = engine.cached_attachments()
-    return [e for e in entries if canonical_netns(e.effective_netns) == wanted]
-
-
-def delete_attachments(engine: Engine, entries: list) -> tuple:
-    """DEL each entry with the network config cached at its ADD, trying every one: the entries
-    deleted, and the errors of those that were not (their cache entries stay for a retry)."""
-    deleted, errors = [], []
-    for entry in entries:
-        try:
-            engine.delete_as_added(entry)
-        except CNIError as exc:
-            errors.append(exc)
-            continue
-        deleted.append(entry.identity())
-    engine.tidy()
-    return deleted, errors
 
 
 # -- garbage collection ---------------------------------------------------------------------------
@@ -48,7 +26,7 @@ def delete_attachments(engine: Engine, entries: list) -> tuple:
 # cache directory collects its own: its entries are left alone in every mode, and are sent to the
 # plugins' GC as valid, so that their addresses are never released under a running container.
 
-def check_valid_attachments(items: list, path: str = "valid_attachments") -> list:
+def valid_attachment_keys(items: list, path: str = "valid_attachments") -> list:
     """``[{container_id, ifname}, ...]`` as (container ID, ifname) pairs, each part checked."""
     pairs = []
     for index, item in enumerate(items):
@@ -78,15 +56,15 @@ def orphaned_networks(entries: list, declared: set) -> list:
     return sorted({entry.network for entry in entries if entry.managed} - declared)
 
 
-def gc_plan(engine: Engine, network: NetworkList, valid: list | None) -> list:
-    """What GC of ``network`` would collect: the attachments this collection made that are
-    outside ``valid`` (pairs), or, when ``valid`` is None, those whose namespace is gone."""
-    return _stale(engine, network.name, _keep_declared(valid))
+def gc_plan(listing: CacheListing, network: NetworkList, valid: list | None) -> list:
+    """What GC of ``network`` would collect, by ``listing``: the attachments this collection made
+    that are outside ``valid`` (pairs), or, when ``valid`` is None, those whose namespace is gone."""
+    return _stale(listing, network.name, _keep_declared(valid))
 
 
-def gc_plan_orphaned(engine: Engine, network_name: str, valid: list | None) -> list:
+def gc_plan_orphaned(listing: CacheListing, network_name: str, valid: list | None) -> list:
     """What GC of a network of :func:`orphaned_networks` would collect (see :func:`collect_orphaned`)."""
-    return _stale(engine, network_name, _keep_orphaned(valid))
+    return _stale(listing, network_name, _keep_orphaned(valid))
 
 
 def collect(engine: Engine, network: NetworkList, valid: list | None) -> dict:
@@ -102,23 +80,22 @@ def collect_orphaned(engine: Engine, network_name: str, valid: list | None) -> d
     ADD, each attachment this collection made whose namespace is gone, unless ``valid`` lists it or its cached
     configuration sets ``disableGC``. ``valid`` only protects here: it names the attachments of
     the networks the caller declares, and another runtime may share this cache directory."""
-    return _reported(network_name, lambda: engine.gc_orphaned(network_name, keep=_keep_orphaned(valid)))
+    return _reported(network_name, lambda: engine.gc(network_name, [], keep=_keep_orphaned(valid)))
 
 
-def left_alone(engine: Engine, network_name: str) -> list:
+def left_alone(listing: CacheListing, network_name: str) -> list:
     """Another runtime's attachments of the network, which GC never collects."""
-    entries, _problems = engine.cached_attachments(network_name)
-    return [dict(e.identity(), netns_exists=is_live(e.effective_netns)) for e in entries if not e.managed]
+    return [dict(e.identity(), netns_exists=is_live(e.effective_netns))
+            for e in listing.of_network(network_name) if not e.managed]
 
 
-def unusable_entries(engine: Engine, network_name: str) -> list:
+def unusable_entries(listing: CacheListing, network_name: str) -> list:
     """The cache files of the network that cannot be read (a runtime crashed writing one), by the
     keys their file name may stand for: GC never collects them and sends those keys as valid (to
     plugins of a network at cniVersion 1.1.0 or later, the ones GC is sent to)."""
-    _entries, problems = engine.cached_attachments(network_name)
     return [{"network": network_name, "file": problem.path, "reason": problem.reason,
              "keys": [{"container_id": cid, "ifname": ifname} for cid, ifname in problem.keys(network_name)]}
-            for problem in problems if problem.keys(network_name)]
+            for problem in listing.problems if problem.keys(network_name)]
 
 
 def unusable_elsewhere(problems: list, reported: list) -> list:
@@ -131,14 +108,13 @@ def unusable_elsewhere(problems: list, reported: list) -> list:
             for problem in problems if problem.path not in seen]
 
 
-def foreign_left_out(engine: Engine, network_name: str, valid: list | None) -> list:
+def foreign_left_out(listing: CacheListing, network_name: str, valid: list | None) -> list:
     """The live attachments of another runtime that an explicit ``valid`` list leaves out: GC
     leaves them alone, and the user is told, since the list may have been meant to name them."""
     if valid is None:
         return []
     keys = set(valid)
-    entries, _problems = engine.cached_attachments(network_name)
-    return [e.identity() for e in entries
+    return [e.identity() for e in listing.of_network(network_name)
             if not e.managed and (e.container_id, e.ifname) not in keys and is_live(e.effective_netns) is not False]
 
 
@@ -166,20 +142,19 @@ def _keep_orphaned(valid: list | None):
 
 def _opts_out_of_gc(entry) -> bool:
     try:
-        return Engine.cached_network(entry).disable_gc
+        return network_at_add(entry).disable_gc
     except CNIError:
         return False  # an unusable cached configuration: the DEL says why
 
 
-def _stale(engine: Engine, network_name: str, keep) -> list:
-    entries, _problems = engine.cached_attachments(network_name)
-    return [e.identity() for e in entries if not keep(e)]
+def _stale(listing: CacheListing, network_name: str, keep) -> list:
+    return [e.identity() for e in listing.of_network(network_name) if not keep(e)]
 
 
 def _reported(network_name: str, run_gc) -> dict:
+    """cni_gc's ``collected`` and ``errors`` of one network's GC (``run_gc``, an Engine.gc)."""
     try:
         report = run_gc()
     except CNIError as exc:
-        report = {"deleted": [], "errors": [exc.to_dict()]}
-    return {"collected": [dict(item, network=network_name) for item in report["deleted"]],
-            "errors": [dict(error, network=network_name) for error in report["errors"]]}
+        report = GCReport(errors=[exc.to_dict()])
+    return {"collected": report.deleted, "errors": [dict(error, network=network_name) for error in report.errors]}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from . import _network_file as netfile
 from ._argspec import ArgumentSpec
-from ._cache import list_entries
+from ._cache import ResultCache
 from ._conflist import ENVELOPE_OPTIONS, needed_binaries, read_conf_file
 from ._errors import CNIError, ConfigError
 from ._exec import PluginExecutor
@@ -208,7 +208,7 @@ def _warn_of_attachments_left(host, name: str, cache_dir: str) -> None:
     """The network's attachments whose namespaces are there (or may be), of any runtime: they
     keep their interfaces and addresses, but nothing can ADD, CHECK or repair them without the
     file, and a runtime that DELs by the configuration it reads now cannot detach them either."""
-    entries, _problems = list_entries(cache_dir, name)
+    entries, _problems = ResultCache(cache_dir).entries(name)
     live = [e for e in entries if is_live(e.effective_netns) is not False]
     if not live:
         return

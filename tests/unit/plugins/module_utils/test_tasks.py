@@ -13,7 +13,7 @@ import pytest
 from stand_in_host import StandInHost, TaskFailed
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach_task, _gc_task, _network_task, _plugin_install_task
-from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
+from ansible_collections.cnikit.cni.plugins.module_utils._cache import ResultCache
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
 from ansible_collections.cnikit.cni.plugins.module_utils._validation import schema
 
@@ -92,12 +92,12 @@ def test_gc_reads_the_whole_cache_directory_once(host, tmp_path, monkeypatch):
     host.cache_entry("retired", "c1", host.netns("live"))
     host.cache.joinpath("results", "gone-ctr7-eth0").write_text("")
     whole_reads = []
-    read = Engine.cached_attachments
+    read = ResultCache.entries
 
-    def counted(engine, network_name=None):
+    def counted(cache, network_name=None):
         whole_reads.extend([network_name] if network_name is None else [])
-        return read(engine, network_name)
-    monkeypatch.setattr(Engine, "cached_attachments", counted)
+        return read(cache, network_name)
+    monkeypatch.setattr(ResultCache, "entries", counted)
     given = params(_gc_task.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
     result = {}
 
@@ -406,3 +406,20 @@ def test_an_inline_single_plugin_conf_is_the_list_libcni_loads_it_as(as_text):
     assert desired.network_name == "mynet" and network.cni_version == "0.4.0" and network.plugins == [single]
     assert network.raw_bytes == (b'{"cniVersion":"0.4.0","name":"mynet","plugins":[{"cniVersion":"0.4.0",'
                                  b'"name":"mynet","type":"loopback"}]}')
+
+
+def test_attach_refuses_an_item_whose_network_name_is_no_name_before_anything_runs(host, tmp_path):
+    # Its attachment was made anyway and failed only when converged, after the other items ran.
+    host.plugin()
+    host.conflist("net1")
+    netns = "/proc/self/ns/net"  # the test double creates nothing in it
+    attach = params(_attach_task.ARGUMENT_SPEC, netns=netns, ifname="cnit-t0", conf_dir=str(host.conf),
+                    cache_dir=str(host.cache), cni_path=[str(host.bin)],
+                    attachments=[{**dict.fromkeys(_attach_task.ITEM_OPTIONS), "network": "net1", "container_id": "c1"},
+                                 {**dict.fromkeys(_attach_task.ITEM_OPTIONS), "network": "../net1", "container_id": "c2"}])
+
+    with pytest.raises(ConfigError) as refused:
+        _attach_task.run(StandInHost(str(tmp_path)), attach, {})
+
+    assert refused.value.path == "attachments[1].network" and refused.value.value == "../net1"
+    assert host.calls() == []
