@@ -14,7 +14,7 @@ tests/unit/fixtures/options-1.0.0.json was made, from the tree of the 1.0.0 rele
 from __future__ import annotations
 
 import ast
-import importlib
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -43,14 +43,18 @@ def _fragment(root: Path, name: str) -> dict:
     namespace, collection, file, variable = (name.split(".") + [""])[:4]
     wanted = (variable or "documentation").upper()
     if f"{namespace}.{collection}." == COLLECTION:
-        tree = ast.parse((root / "plugins" / "doc_fragments" / f"{file}.py").read_text(encoding="utf-8"))
-        fragment_class = next(node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "ModuleDocFragment")
-        text = next(node.value.value for node in fragment_class.body if isinstance(node, ast.Assign)
-                    and any(getattr(target, "id", None) == wanted for target in node.targets))
+        fragments = root / "plugins" / "doc_fragments"
     elif (namespace, collection) == ("ansible", "builtin"):
-        text = getattr(importlib.import_module(f"ansible.plugins.doc_fragments.{file}").ModuleDocFragment, wanted)
+        # Read, not imported: importing ansible.plugins makes the process a controller, and
+        # modules run later in the same test process would then send their warnings to the
+        # controller's display instead of their results.
+        fragments = Path(importlib.util.find_spec("ansible").origin).parent / "plugins" / "doc_fragments"
     else:
         raise ValueError(f"a doc fragment of another collection: {name}")
+    tree = ast.parse((fragments / f"{file}.py").read_text(encoding="utf-8"))
+    fragment_class = next(node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "ModuleDocFragment")
+    text = next(node.value.value for node in fragment_class.body if isinstance(node, ast.Assign)
+                and any(getattr(target, "id", None) == wanted for target in node.targets))
     return yaml.safe_load(text)
 
 
