@@ -23,14 +23,10 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
-from ._errors import CNIError, ConfigError
+from ._errors import ConfigError, ReleaseError
 
 DIGESTS = ("sha256", "sha512")
 CHUNK = 1 << 20
-
-
-class ReleaseError(CNIError):
-    """A source that cannot be used: download failure, checksum mismatch, unsafe tarball."""
 
 
 @dataclass(frozen=True)

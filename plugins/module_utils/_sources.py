@@ -22,13 +22,14 @@ import zlib
 from urllib.parse import urlsplit
 
 from ._download import (
-    Checksum, Limits, ReleaseError, copy_hashed, download, expected_digest, file_digests, mask_url,
+    Checksum, Limits, copy_hashed, download, expected_digest, file_digests, mask_url,
     verify_digest,
 )
-from ._errors import ConfigError
+from ._errors import ConfigError, ReleaseError
 from ._binaries import BinaryMemo
 from ._identifiers import is_plugin_file_name
-from ._manifest import EXTRA_RE, is_plugin_name, is_release_version, sha256_of
+from ._manifest import EXTRA_RE, is_plugin_name, sha256_of
+from ._manifest_file import is_release_version
 
 DEFAULT_BASE_URL = "https://github.com/containernetworking/plugins/releases/download"
 
