@@ -31,7 +31,7 @@ from ._binaries import identity, recorded_versions
 from ._defaults import DEFAULT_TIMEOUT
 from ._errors import CNIError, ConfigError, PluginError, PluginNotFoundError
 from ._identifiers import check_plugin_type
-from ._manifest_file import REFERENCE_SET, binary_set, is_release_version, read_manifest
+from ._manifest_file import REFERENCE_SET, binary_set, is_release_version, manifest_path, read_manifest
 
 TERMINATE_GRACE = 2.0  # seconds between SIGTERM and SIGKILL for a plugin past its timeout
 TEXT_BUSY_RETRIES = 5  # a binary being replaced while we exec it answers ETXTBSY for a moment
@@ -45,6 +45,7 @@ VERSION_PROBE_PLACEHOLDER = "dummy"
 # Debian's package of the reference plugins, and where it puts them: the release of a binary
 # there is the package's version.
 DISTRO_PACKAGE = ("containernetworking-plugins", "/usr/lib/cni")
+DPKG_STATUS = "/var/lib/dpkg/status"  # where dpkg-query reads which version of a package is installed
 # The dynamic loader's refusal of a binary linked against a newer glibc than the host's (Debian's
 # plugins 1.1.1 and 1.9.1 need 2.32 and 2.34; Debian 11 has 2.31).
 GLIBC_MISSING_RE = re.compile(rb"version `GLIBC_([0-9]+(?:\.[0-9]+)*)' not found")
@@ -278,6 +279,10 @@ class Executor(Protocol):
     def binary_release(self, path: str) -> str | None:
         """The release the binary at ``path`` is, None when nothing says."""
 
+    def release_evidence(self, path: str) -> list:
+        """The identities of the files ``binary_release(path)`` reads its answer from: a
+        remembered answer holds while they are unchanged."""
+
     def installed_set(self, path: str) -> tuple:
         """(set name, set) of the cnikit manifest beside the binary at ``path`` that lists it;
         (None, None) when none does."""
@@ -352,6 +357,13 @@ class PluginExecutor(Executor):
     @functools.cached_property
     def _distro_package_release(self) -> str | None:
         return _distro_release(self._run_command)
+
+    def release_evidence(self, path: str) -> list:
+        directory = os.path.dirname(path)
+        evidence = [identity(manifest_path(directory))]
+        if directory == DISTRO_PACKAGE[1] and self._run_command is not None:
+            evidence.append(identity(DPKG_STATUS))  # dpkg-query's answer, from the package database
+        return evidence
 
     def installed_set(self, path: str) -> tuple:
         directory, name = os.path.split(path)
