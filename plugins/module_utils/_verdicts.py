@@ -74,10 +74,12 @@ def collection_code_digest() -> str:
 
 def conf_dir_identities(conf_dir: str, source: str) -> list | None:
     """[name, identity] of every entry of ``conf_dir`` and of its subdirectories (as
-    ``dir/name``), sorted, but the network file ``source``; None when there is no such
-    directory."""
+    ``dir/name``), sorted, but the network file ``source``; none when there is no such directory
+    yet (validation finds no other network then either), None when it cannot be listed."""
     try:
         names = sorted(set(os.listdir(conf_dir)) - {os.path.basename(source)})
+    except FileNotFoundError:
+        return []
     except OSError:
         return None
     entries = []
