@@ -16,7 +16,6 @@ import stat
 from dataclasses import dataclass, field
 
 from ._errors import CNIError, ConfigError
-from ._plugin_rules._common import json_path
 from ._result import select_version, version_key
 
 CONFLIST_EXTENSIONS = (".conflist",)
@@ -140,6 +139,7 @@ def go_json_problem(document) -> ConfigError | None:
     accepts: a number that is not finite (``NaN``, ``Infinity``, ``1e999``), or nesting deeper
     than MAX_JSON_DEPTH (Python's own parser gives up near 1,000: callers catch its
     RecursionError with :data:`TOO_DEEP`). A ConfigError naming the JSON path, or None."""
+    from ._plugin_rules._common import json_path  # pylint: disable=import-outside-toplevel  # the plugins' rules, loaded only by what needs them
     pending = [(document, (), 0)]
     while pending:
         node, parts, depth = pending.pop()
