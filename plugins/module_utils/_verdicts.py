@@ -234,4 +234,3 @@ def _load(path: str) -> dict | None:
         except (OSError, ValueError):
             return None
     return entry if isinstance(entry, dict) and entry.get("format") == VERDICT_FORMAT else None
-
