@@ -275,10 +275,12 @@ def imports_analysis(case: dict) -> str:
                   "These modules import pyroute2 or jsonschema when loaded: " + ", ".join(heavy) + ".")
     return f"""
 {heavy_text} A module run pays `pyroute2` only to create or inspect namespaces and `jsonschema` only
-to validate. Every module pays `ansible.module_utils.basic` first. Beyond that, `cni_plugin_install`
-imports `ansible.module_utils.urls` at load time although a no-op re-run downloads nothing.
-`cni_gc` and `cni_netns` load `_gc`; `cni_info` loads `_facts`, which imports `_manifest` (and through it `http.client`)
-and `_validate` only in the functions that use them.
+to validate (a converged `cni_network` reuses its remembered verdict and validates nothing). Every module
+pays `ansible.module_utils.basic` first. No module imports `http.client`, `ansible.module_utils.urls` or
+`tarfile` when it is loaded: `cni_plugin_install` imports them only to download or unpack, and the
+installer's manifest is read through `_manifest_file`, which imports no download code. `cni_gc` and
+`cni_netns` load `_gc`; `cni_info` loads `_facts`, which imports `_validate` only in the function that
+uses it.
 """
 
 
