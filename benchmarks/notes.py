@@ -463,6 +463,6 @@ the ratios are paired.
 ANALYSIS = {
     "engine": engine_analysis, "batch": batch_analysis, "converged": converged_analysis,
     "validation": validation_analysis, "install": install_analysis, "scaling": scaling_analysis,
-    "imports": imports_analysis, "fleet": fleet_analysis, "attach40": attach40_analysis,
+    "imports": imports_analysis, "fleet": fleet_analysis, "payload": payload_analysis, "attach40": attach40_analysis,
     "routes": routes_analysis, "routed": routed_analysis,
 }
