@@ -134,21 +134,27 @@ def _flag(raw: dict, key: str, where: str) -> bool:
     raise ConfigError(f"{where}{key}", "must be a boolean", value)
 
 
+def _json_path(parts) -> str:
+    """``_plugin_rules._common.json_path``, imported when a document is refused: the plugins' rules
+    are loaded only by what needs them."""
+    from ._plugin_rules._common import json_path  # pylint: disable=import-outside-toplevel  # see the docstring
+    return json_path(parts)
+
+
 def go_json_problem(document) -> ConfigError | None:
     """What Go's JSON decoder (libcni's, so every runtime's) refuses in a document Python
     accepts: a number that is not finite (``NaN``, ``Infinity``, ``1e999``), or nesting deeper
     than MAX_JSON_DEPTH (Python's own parser gives up near 1,000: callers catch its
     RecursionError with :data:`TOO_DEEP`). A ConfigError naming the JSON path, or None."""
-    from ._plugin_rules._common import json_path  # pylint: disable=import-outside-toplevel  # the plugins' rules, loaded only by what needs them
     pending = [(document, (), 0)]
     while pending:
         node, parts, depth = pending.pop()
         if isinstance(node, float) and not math.isfinite(node):
-            return ConfigError(json_path(parts), "is not a finite number: Go's JSON decoder, which every runtime "
+            return ConfigError(_json_path(parts), "is not a finite number: Go's JSON decoder, which every runtime "
                                "uses, rejects NaN and Infinity", node)
         if isinstance(node, (dict, list)):
             if depth >= MAX_JSON_DEPTH:
-                return ConfigError(json_path(parts), TOO_DEEP)
+                return ConfigError(_json_path(parts), TOO_DEEP)
             children = node.items() if isinstance(node, dict) else enumerate(node)
             pending.extend((child, parts + (key,), depth + 1) for key, child in reversed(list(children)))
     return None
