@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from . import _cluster_member, _netns
+from . import _netns
 from ._attach_records import UNFINISHED_ADD_CAUSES, left_by_unfinished_add, unfinished_adds
 from ._argspec import ArgumentSpec
 from ._cache import warn_of_cache_dir
@@ -136,6 +136,7 @@ def cluster_facts(cache_dir: str) -> tuple:
     """The host's records of the routed networks it is a member of (cni_cluster_member's), by
     network, each with its file and ``error`` null; a record that cannot be read is there with
     its fields null and the reason in ``error``, and in the messages returned with them."""
+    from . import _cluster_member  # pylint: disable=import-outside-toplevel  # only the clusters subset reads records
     records, problems = _cluster_member.read_records(cache_dir)
     facts = {network: dict(record, path=_cluster_member.record_path(cache_dir, network), error=None)
              for network, record in records.items()}
