@@ -17,12 +17,12 @@ samples taken side by side in the same round, with their min and max.
 WHAT = {
     "payload": """
 The payload Ansible sends for each converged task, run alone on the managed node, against ping's
-(issue 33's second figure). In a network namespace of its own (`cnit-b-payload`, with a dummy link
-`cnit-b-pd0` holding 10.248.80.1/24), a play on localhost (`-c local`, the venv's Python) provisions
+(issue 33's second figure). In a network namespace of its own (`cnit-b-payload`, with a veth pair
+`cnit-b-pd0`/`cnit-b-pd1` inside it, 10.248.80.1/24 on the first), a play on localhost (`-c local`, the venv's Python) provisions
 ping and every module of the collection once: `cni_plugin_install` of three plugins from `/usr/lib/cni`
 into a private directory, `cni_network` (`bridge` + `host-local` + `tuning`), a batched `cni_attach`,
 `cni_info` of the attachments, `cni_cluster_member` (a routed network's member: its record, chains and
-forwarding) and `cni_route` (a peer's route through a gateway on the dummy link). The same play runs
+forwarding) and `cni_route` (a peer's route through a gateway on that link). The same play runs
 again with `ANSIBLE_KEEP_REMOTE_FILES=1`, `ANSIBLE_REMOTE_TEMP` in the case's directory and pipelining
 off, so that Ansible leaves each task's `AnsiballZ_<module>.py` behind; every task must report 0
 changed. Each kept payload is then run alone, `ip netns exec cnit-b-payload <python> AnsiballZ_<module>.py`

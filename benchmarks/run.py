@@ -456,9 +456,9 @@ PAYLOAD_WORK = f"{WORK}/payload"
 PAYLOAD_NETWORK = "cnit-b-pnet"
 PAYLOAD_PATHS = {"cni_path": [f"{PAYLOAD_WORK}/bin"], "conf_dir": f"{PAYLOAD_WORK}/conf", "cache_dir": f"{PAYLOAD_WORK}/cache"}
 PAYLOAD_DEFAULTS = {f"cnikit.cni.{module}": PAYLOAD_PATHS for module in ("cni_network", "cni_attach", "cni_info")}
-# The routed network's member on the namespace's dummy link (10.248.80.1/24): its chains and
-# forwarding, and a route to a peer's subnet through a gateway on that link.
-PAYLOAD_LINK = ("cnit-b-pd0", "10.248.80.1/24")
+# The routed network's member on a veth pair inside the namespace (10.248.80.1/24 on one end): its
+# chains and forwarding, and a route to a peer's subnet through a gateway on that link.
+PAYLOAD_LINK = ("cnit-b-pd0", "cnit-b-pd1", "10.248.80.1/24")
 PAYLOAD_MEMBER = {"network": "cnit-b-routed", "cidr": "10.248.96.0/20", "subnet": "10.248.97.0/24", "masquerade": True,
                   "cache_dir": PAYLOAD_PATHS["cache_dir"]}
 PAYLOAD_ROUTES = {"routes": [{"dst": "10.248.98.0/24", "via": "10.248.80.2", "name": "peer-1"}],
@@ -518,9 +518,9 @@ def case_payload(params: dict) -> dict:
     os.makedirs(remote_tmp)
     subprocess.run(["ip", "netns", "add", PAYLOAD_NETNS], check=True)
     try:
-        link, address = PAYLOAD_LINK
-        for argv in (["link", "add", link, "type", "dummy"], ["addr", "add", address, "dev", link],
-                     ["link", "set", link, "up"], ["link", "set", "lo", "up"]):
+        link, peer, address = PAYLOAD_LINK
+        for argv in (["link", "add", link, "type", "veth", "peer", "name", peer], ["addr", "add", address, "dev", link],
+                     ["link", "set", link, "up"], ["link", "set", peer, "up"], ["link", "set", "lo", "up"]):
             subprocess.run(["ip", "-n", PAYLOAD_NETNS, *argv], check=True)
         in_netns = ("ip", "netns", "exec", PAYLOAD_NETNS)
         timings, _wall = harness.run_playbook("payload-provision", [harness.play(payload_tasks(namespaces), PAYLOAD_DEFAULTS)],
