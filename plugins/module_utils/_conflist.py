@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 
 from ._errors import CNIError, ConfigError
 from ._identifiers import is_plugin_file_name
-from ._plugin_rules._common import json_path
 from ._result import select_version, version_key
 
 CONFLIST_EXTENSIONS = (".conflist",)
@@ -154,6 +153,13 @@ def _flag(raw: dict, key: str, where: str) -> bool:
     return value
 
 
+def _json_path(parts) -> str:
+    """``_plugin_rules._common.json_path``, imported when a document is refused: the plugins' rules
+    are loaded only by what needs them."""
+    from ._plugin_rules._common import json_path  # pylint: disable=import-outside-toplevel  # see the docstring
+    return json_path(parts)
+
+
 def go_json_problem(document) -> ConfigError | None:
     """What Go's JSON decoder (libcni's, so every runtime's) refuses in a document Python
     accepts: a number that is not finite (``NaN``, ``Infinity``, ``1e999``), or nesting deeper
@@ -163,11 +169,11 @@ def go_json_problem(document) -> ConfigError | None:
     while pending:
         node, parts, depth = pending.pop()
         if isinstance(node, float) and not math.isfinite(node):
-            return ConfigError(json_path(parts), "is not a finite number: Go's JSON decoder, which every runtime "
+            return ConfigError(_json_path(parts), "is not a finite number: Go's JSON decoder, which every runtime "
                                "uses, rejects NaN and Infinity", node)
         if isinstance(node, (dict, list)):
             if depth >= MAX_JSON_DEPTH:
-                return ConfigError(json_path(parts), TOO_DEEP)
+                return ConfigError(_json_path(parts), TOO_DEEP)
             children = node.items() if isinstance(node, dict) else enumerate(node)
             pending.extend((child, parts + (key,), depth + 1) for key, child in reversed(list(children)))
     return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from . import _cluster_member, _netns
+from . import _netns
 from ._conflist import ConfDir, NetworkList, libcni_order, load_conf_dir
 from ._engine import UNFINISHED_ADD_CAUSES, Engine, PluginStatus, left_by_unfinished_add
 from ._errors import CNIError
@@ -26,24 +26,20 @@ def plugin_facts(executor: Executor) -> tuple:
     the error its VERSION call gave), the plugin set a cnikit manifest records it in and that
     set's version, the release the executor says it is, and whether an earlier directory
     shadows it; and the messages of manifests that could not be read."""
-    from ._manifest import binary_set, read_manifest  # pylint: disable=import-outside-toplevel  # only cni_info needs it
-
     facts, warnings, seen = [], [], set()
     for directory in executor.cni_path:
         try:
             names = sorted(os.listdir(directory))
         except (FileNotFoundError, NotADirectoryError):
             continue
-        try:
-            manifest = read_manifest(directory)
-        except CNIError as exc:
-            manifest = None
-            warnings.append(str(exc))
+        problem = executor.manifest_problem(directory)
+        if problem is not None:
+            warnings.append(problem)
         for name in names:
             path = os.path.join(directory, name)
             if name.startswith(".") or not os.path.isfile(path) or not os.access(path, os.X_OK):
                 continue
-            set_name, plugin_set = binary_set(manifest, name)
+            set_name, plugin_set = executor.installed_set(path)
             fact = {"name": name, "path": path, "cni_versions": None, "error": None, "shadowed": name in seen,
                     "set": set_name, "manifest_version": plugin_set.get("version") if plugin_set else None,
                     "release": executor.binary_release(path)}
@@ -148,6 +144,7 @@ def cluster_facts(cache_dir: str) -> tuple:
     """The host's records of the routed networks it is a member of (cni_cluster_member's), by
     network, each with its file and ``error`` null; a record that cannot be read is there with
     its fields null and the reason in ``error``, and in the messages returned with them."""
+    from . import _cluster_member  # pylint: disable=import-outside-toplevel  # only the clusters subset reads records
     records, problems = _cluster_member.read_records(cache_dir)
     facts = {network: dict(record, path=_cluster_member.record_path(cache_dir, network), error=None)
              for network, record in records.items()}

@@ -19,14 +19,15 @@ from dataclasses import dataclass, fields
 from ._argspec import ArgumentSpec
 from ._binaries import BinaryMemo
 from ._defaults import DEFAULT_CNI_PATH
-from ._download import Limits, RedirectRecorder, ReleaseError, cleartext_warning, mask_url, parse_checksum
-from ._errors import ConfigError
+from ._download import Limits, RedirectRecorder, cleartext_warning, mask_url, parse_checksum
+from ._errors import ConfigError, ReleaseError
 from ._exec import PluginExecutor
 from ._identifiers import is_plugin_file_name
 from ._manifest import (
-    REFERENCE_SET, SET_NAME_RE, Plan, Request, apply, check_adopt_names, is_plugin_name, manifest_is_current,
-    manifest_sets, plan_absent, plan_present, plan_result, plan_unchanged, read_manifest,
+    Plan, Request, apply, check_adopt_names, is_plugin_name, manifest_is_current, plan_absent, plan_present,
+    plan_result, plan_unchanged,
 )
+from ._manifest_file import REFERENCE_SET, SET_NAME_RE, manifest_sets, read_manifest
 from ._sources import (
     DEFAULT_BASE_URL, RELEASE_ARCHES, DirectorySource, RenamedSource, check_set_version, default_checksum,
     download_tarball, host_arch, normalize_version, open_local_tarball, release_url,

@@ -176,7 +176,9 @@ class Subnet:
 class Context:
     """One plugin object under check: where it is, what runs before it, the CNI version the list
     runs at, the release of its installed binary (None when not probed), and whether the checks
-    run on the host that will run it (so /proc may be consulted)."""
+    run on the host that will run it: ``on_host``, the ``_host_reads.HostReads`` through which
+    they read /proc, /sys and daemons' sockets (and only through it, so that a remembered verdict
+    knows what it depends on), or None."""
 
     report: object
     base: list
@@ -185,7 +187,7 @@ class Context:
     seen: list = field(default_factory=list)  # [(type, plugin as Go reads it)] before this one
     previous_main: str | None = None  # the last reference plugin before this one that is not chained
     releases: Releases | None = None
-    on_host: bool = False
+    on_host: object = None  # a _host_reads.HostReads on the host
     subnets: list = field(default_factory=list)  # host-local subnets, for the cross-network checks
     # the plugin's IPAM section's ``gateway_sets`` (PluginRules): [(path parts under the section,
     # [gateways])] per address it hands out; None when its type cannot tell
@@ -325,9 +327,8 @@ def check_master_mtu(plugin: dict, ctx: Context) -> None:
             or plugin.get("linkInContainer") is True:
         return
     try:
-        with open(f"/sys/class/net/{master}/mtu", encoding="ascii") as handle:
-            master_mtu = int(handle.read())
-    except (OSError, ValueError):
+        master_mtu = int(ctx.on_host.text(f"/sys/class/net/{master}/mtu"))
+    except (TypeError, ValueError):
         return
     if mtu > master_mtu:
         ctx.error(["mtu"], f"is above the MTU of master {master} on this host ({master_mtu}); the plugin refuses it", mtu,

@@ -16,9 +16,10 @@ from .report import ValidationReport
 from .schema import check_rules
 
 
-def check_plugins(conf: dict, version: str, releases: dict, on_host: bool, report: ValidationReport) -> list:
+def check_plugins(conf: dict, version: str, releases: dict, on_host, report: ValidationReport) -> list:
     """Schema and checks of every plugin and IPAM section; returns the IPAM subnets for the
-    cross-network checks."""
+    cross-network checks. ``on_host``: the ``_host_reads.HostReads`` of checks run on the host,
+    or None."""
     seen = []
     subnets = []
     previous_main = None

@@ -154,7 +154,7 @@ def test_entry_path_refuses_anything_that_could_leave_the_cache_dir(tmp_path, ne
 
 # -- listing ------------------------------------------------------------------------------------
 
-def test_list_entries_sorted_filtered_and_reporting_problems(tmp_path):
+def test_entries_sorted_filtered_and_reporting_problems(tmp_path):
     for network, cid in (("net2", "c1"), ("net1", "c2"), ("net1", "c1")):
         _cache.ResultCache(str(tmp_path)).write(_entry(network=network, container_id=cid))
     results = tmp_path / "results"
@@ -169,7 +169,7 @@ def test_list_entries_sorted_filtered_and_reporting_problems(tmp_path):
     assert [(e.network, e.container_id) for e in everything] == [("net1", "c1"), ("net1", "c2"), ("net2", "c1")]
 
 
-def test_list_entries_without_cache_dir(tmp_path):
+def test_entries_without_cache_dir(tmp_path):
     assert _cache.ResultCache(str(tmp_path / "none")).entries() == ([], [])
 
 

@@ -23,9 +23,9 @@ import pytest
 import release_server
 
 from ansible_collections.cnikit.cni.plugins.module_utils._download import (
-    Checksum, Limits, ReleaseError, fetch_capped, mask_url, parse_checksum, parse_checksum_file,
+    Checksum, Limits, fetch_capped, mask_url, parse_checksum, parse_checksum_file,
 )
-from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, PluginError
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, PluginError, ReleaseError
 from ansible_collections.cnikit.cni.plugins.module_utils._install import ARGUMENT_SPEC, Options, ensure
 from ansible_collections.cnikit.cni.plugins.module_utils._sources import host_arch, normalize_version, release_url
 
