@@ -235,8 +235,8 @@ def test_an_entry_without_any_namespace_is_never_judged_gone(cache, managed):
     this collection's own, and info says it does not know."""
     config = conflist_file("ipam-only", "1.0.0", "cni0")
     result = {"cniVersion": "1.0.0", "ips": [{"address": "10.88.0.9/16"}]}
-    _cache.ResultCache(str(cache.dir)).write(_cache.CacheEntry("ipam-only", HEX_ID, "eth0", config=config, result=result,
-                                                         managed=managed))
+    entry = _cache.CacheEntry("ipam-only", HEX_ID, "eth0", config=config, result=result, managed=managed)
+    _cache.ResultCache(str(cache.dir)).write(entry)
 
     assert _gc.gc_plan(cache.engine.cache.entries(), parse_network_list(config), None) == []
     assert _gc.gc_plan_orphaned(cache.engine.cache.entries(), "ipam-only", None) == []

@@ -407,8 +407,7 @@ def test_delete_with_a_legacy_cache_uses_its_result(engine, fake):
 
 
 def test_delete_with_an_unconvertible_cached_result_runs_without_it(engine, fake):
-    engine.cache.write(_cache.CacheEntry("net", "c1", "eth0", config=b"{}",
-                                                           result={"cniVersion": "9.9.9"}))
+    engine.cache.write(_cache.CacheEntry("net", "c1", "eth0", config=b"{}", result={"cniVersion": "9.9.9"}))
     assert engine.delete(_net("noop", version="1.0.0"), _attachment()) is True
     assert "prevResult" not in fake.calls("DEL")[0]["stdin"]
 

@@ -147,8 +147,8 @@ def test_checking_the_binaries_or_not_are_two_verdicts(network):
 def test_what_the_checks_read_of_the_host_invalidates_the_verdict(tmp_path, monkeypatch):
     """The dhcp IPAM's check reads its daemon's socket: the verdict holds while it reads the same."""
     daemon = tmp_path / "dhcp.sock"
-    network = Network(tmp_path, monkeypatch, [{"type": "bridge", "bridge": "cnit-br0",
-                                                "ipam": {"type": "dhcp", "daemonSocketPath": str(daemon)}}])
+    plugin = {"type": "bridge", "bridge": "cnit-br0", "ipam": {"type": "dhcp", "daemonSocketPath": str(daemon)}}
+    network = Network(tmp_path, monkeypatch, [plugin])
     network.run()
     validated, no_daemon = network.run()
     assert not validated and [w for w in no_daemon["validation_warnings"] if "no dhcp daemon" in w["message"]]
