@@ -174,6 +174,9 @@ options:
 notes:
   - Unknown plugin types (flannel, calico, multus, ...) get the envelope checks and a warning.
   - O(timeout) bounds each VERSION probe of a plugin binary.
+  - A run reuses the verdict of the last validation of the same declared configuration when nothing
+    else it rests on has changed (the other files of O(conf_dir), the plugin binaries, the host state
+    the checks read); verdicts are kept in C(<cache_dir>/cnikit-verdicts/).
 seealso:
   - ref: ansible_collections.cnikit.cni.docsite.validation
     description: What each validation layer checks, with example messages.
