@@ -41,13 +41,15 @@ UNREACHABLE_INVENTORY = "failed to reach any of the inventories"
 UNDEFINED_LABEL = re.compile(r"undefined label: '([^']*)'")
 # "<path>:<line>: WARNING: ...": the file a warning is located in.
 LOCATION = re.compile(r"^(\S+?):(\d+:)? (WARNING|ERROR|CRITICAL|SEVERE):")
+# Sphinx colours its messages on some terminals and CIs, even into a file.
+COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def split_warnings(log: str) -> list[str]:
     """The warnings of a Sphinx log (stderr), each with the lines that follow it (an inventory's
     issues, a traceback)."""
     found: list[str] = []
-    for line in log.splitlines():
+    for line in COLOUR.sub("", log).splitlines():
         if PROBLEM.search(line) or not found:
             found.append(line)
         elif line.strip():

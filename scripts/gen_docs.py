@@ -78,7 +78,7 @@ def guide_link(ref: str) -> str | None:
     (``../validation.md``, ``../fleet.md#become``); None for any other label."""
     if not ref.startswith(GUIDE_LABELS):
         return None
-    guide, _, anchor = ref[len(GUIDE_LABELS):].partition(".")
+    guide, _dot, anchor = ref[len(GUIDE_LABELS):].partition(".")
     return f"../{guide}.md" + (f"#{anchor}" if anchor else "")
 
 

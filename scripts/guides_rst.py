@@ -148,7 +148,7 @@ class Guides:
         "page", "section" or "reference"; None for a link out of the site."""
         if URL_SCHEME.match(target):
             return None
-        path, _, anchor = target.partition("#")
+        path, _hash, anchor = target.partition("#")
         if not path:
             path = f"{guide}.md"
         resolved = posixpath.normpath(posixpath.join("docs", path))

@@ -50,11 +50,12 @@ def run(host, params: dict, result: dict) -> None:
         result["diff"] = {"before": {"state": before}, "after": {"state": state}}
 
 
-def ensure_absent(engine: Engine, name: str, delete_attachments: bool, check_mode: bool) -> tuple:
-    """DEL the namespace's cached attachments, then remove it unless a DEL failed:
-    (whether it existed, the attachments deleted, the DEL errors)."""
+def ensure_absent(engine: Engine, name: str, with_attachments: bool, check_mode: bool) -> tuple:
+    """DEL the namespace's cached attachments (``with_attachments``: the option
+    ``delete_attachments``), then remove it unless a DEL failed: (whether it existed, the
+    attachments deleted, the DEL errors)."""
     existed = _netns.exists(name)
-    entries = attachments_in_netns(engine, netns_path(name)) if delete_attachments else []
+    entries = attachments_in_netns(engine, netns_path(name)) if with_attachments else []
     if check_mode:
         return existed, [e.identity() for e in entries], []
     deleted, errors = delete_attachments(engine, entries)

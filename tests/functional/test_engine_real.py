@@ -226,7 +226,7 @@ def test_gc_deletes_the_stale_attachment_and_the_plugins_free_nothing_themselves
     _cache_file(engine, "cnit-e-net", unknown).unlink()  # a reservation the cache knows nothing of
 
     report = engine.gc(network, [(kept.container_id, kept.ifname)])
-    assert report["errors"] == []
+    assert report.errors == []
     assert [d["container_id"] for d in report.deleted] == [stale.container_id]
     assert _reservations(data_dir, "cnit-e-net") == sorted([addresses[kept.container_id],
                                                             addresses[unknown.container_id]])

@@ -78,6 +78,13 @@ def test_docsite_reports_unreachable_inventories_and_fails_on_the_collections_ow
     assert others == [EVERY_SITES_PAGE]
 
 
+def test_docsite_sorts_warnings_sphinx_coloured(scripts):
+    docsite = scripts("docsite")
+    coloured = "\n".join(f"\x1b[91m{line}\x1b[39;49;00m" for line in [UNREACHABLE.rstrip("\n"), FOREIGN_LABEL, OWN_LABEL])
+    network, own, others = docsite.sort_warnings(docsite.split_warnings(coloured))
+    assert (len(network), own, others) == (2, [OWN_LABEL], [])
+
+
 def test_docsite_blames_the_collection_for_foreign_labels_while_every_inventory_is_reachable(scripts):
     network, own, others = scripts("docsite").sort_warnings([FOREIGN_LABEL])
     assert (network, own, others) == ([], [FOREIGN_LABEL], [])

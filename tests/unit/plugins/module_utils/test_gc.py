@@ -47,6 +47,17 @@ def test_delete_attachments_dels_with_the_cached_config_and_removes_the_entries(
     assert not first.exists() and not second.exists()
 
 
+def test_ensure_absent_dels_the_attachments_of_a_namespace_that_is_gone(host):
+    host.plugin()
+    entry = host.cache_entry("net1", "c1", "/var/run/netns/cnit-i-gone")
+
+    existed, deleted, errors = _netns_task.ensure_absent(host.engine, "cnit-i-gone", True, False)
+
+    assert (existed, [d["container_id"] for d in deleted], errors) == (False, ["c1"], [])
+    assert [c["env"]["CNI_NETNS"] for c in host.calls("DEL")] == ["/var/run/netns/cnit-i-gone"]
+    assert not entry.exists()
+
+
 def test_delete_attachments_tries_every_entry_and_keeps_the_failed_ones(host):
     host.plugin()
     host.plugin("broken", DEL={"error": {"code": 11, "msg": "cannot tear down"}})
