@@ -167,7 +167,8 @@ class Attachment:
             return self
         args = [pair for pair in self.cni_args if pair[0] not in ("IP", "IgnoreUnknown")]
         args += [("IgnoreUnknown", "1"), ("IP", ",".join(requested_ips))]
-        return dataclasses.replace(self, cni_args=tuple(args))
+        # option_prefix named: Python 3.9's replace() refuses to leave out an InitVar, even one with a default
+        return dataclasses.replace(self, cni_args=tuple(args), option_prefix="")
 
 
 class InterfaceInUseError(CNIError):
