@@ -109,9 +109,13 @@ def verdict_path(cache_dir: str, source: str) -> str:
 
 
 def forget(cache_dir: str, source: str) -> None:
-    """Drop the verdict of the network file ``source`` (removed)."""
+    """Drop the verdict of the network file ``source`` (removed), and the verdicts' directory once
+    empty, so that a host whose networks are all gone keeps no trace of ours (a verdict another
+    run writes meanwhile fails to be kept, which only costs that run's next validation)."""
+    path = verdict_path(cache_dir, source)
     try:
-        os.unlink(verdict_path(cache_dir, source))
+        os.unlink(path)
+        os.rmdir(os.path.dirname(path))  # fails while other verdicts are kept there
     except OSError:
         pass
 
