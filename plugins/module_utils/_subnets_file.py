@@ -19,6 +19,7 @@ import os
 import re
 import stat
 
+from ._allocation import V6
 from ._errors import ConfigError
 from ._fileio import atomic_write
 
@@ -125,13 +126,19 @@ def _section(key: str, entries: dict, comment: str = "") -> list:
 
 
 def render(content: dict, network: str) -> str:
-    """The file's text for ``content`` (as ``_allocation.Allocation.content``): the same content
-    always gives the same text, hosts in the order the content has them."""
-    lines = [HEADER.format(network=network),
-             _pair("cidr", content["cidr"]),
-             f"host_prefix: {int(content['host_prefix'])}"]
-    lines += _section("subnets", content["subnets"])
-    lines += _section("released", content["released"], RELEASED_COMMENT)
+    """The file's text for ``content`` (as ``_allocation.allocate_stack`` makes it): the same
+    content always gives the same text, hosts in the order the content has them. A dual-stack
+    network's IPv6 keys (``cidr_v6``...) follow each IPv4 one, so an IPv4 file turned dual stack
+    keeps its lines."""
+    families = ("", V6) if "cidr" + V6 in content else ("",)
+    lines = [HEADER.format(network=network)]
+    for suffix in families:
+        lines += [_pair("cidr" + suffix, content["cidr" + suffix]),
+                  f"host_prefix{suffix}: {int(content['host_prefix' + suffix])}"]
+    for suffix in families:
+        lines += _section("subnets" + suffix, content["subnets" + suffix])
+    for suffix in families:
+        lines += _section("released" + suffix, content["released" + suffix], RELEASED_COMMENT)
     return "\n".join(lines) + "\n"
 
 
