@@ -529,3 +529,11 @@ def _refuse_dropping_ipv6(previous, file_label: str) -> None:
                                        f"(cidr{V6} {previous.get('cidr' + V6)}): set cni_cluster_cidr{V6} back to it, or, "
                                        f"to remove IPv6, detach the network's workloads and delete the keys ending in "
                                        f"{V6} from the file", None)
+
+
+def first_address(subnet: str) -> str:
+    """The first usable address of ``subnet`` with its prefix length, as the bridge's gateway
+    has it and flannel's FLANNEL_SUBNET writes it (``10.244.3.1/24``)."""
+    network = ipaddress.ip_network(subnet)
+    first = network.network_address + 1 if network.num_addresses > 1 else network.network_address
+    return f"{first}/{network.prefixlen}"

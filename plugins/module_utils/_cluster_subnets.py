@@ -14,7 +14,7 @@ import contextlib
 import os
 
 from . import _subnets_file
-from ._allocation import allocate_stack
+from ._allocation import allocate_stack, first_address
 from ._defaults import DEFAULT_CLUSTER_HOST_PREFIX, DEFAULT_CLUSTER_HOST_PREFIX_V6
 from ._errors import ConfigError
 
@@ -35,7 +35,8 @@ OPTIONS = {
 def run(params: dict, check_mode: bool) -> dict:
     """The task's result: ``changed``, ``subnets``, ``addresses``, ``released`` (and of a
     dual-stack network's IPv6 part ``subnets_v6``, ``addresses_v6``, ``released_v6``, empty
-    without it), ``pending``, ``changes``, ``path`` and ``diff``. Raises ConfigError for bad input or a file it cannot use, OSError when
+    without it), ``gateways`` and ``gateways_v6`` (each subnet's first address, with its
+    length), ``pending``, ``changes``, ``path`` and ``diff``. Raises ConfigError for bad input or a file it cannot use, OSError when
     the file cannot be written."""
     path = params["path"]
     directory = os.path.dirname(os.path.realpath(path))
@@ -57,7 +58,10 @@ def run(params: dict, check_mode: bool) -> dict:
         "subnets": allocation.subnets,
         "addresses": allocation.addresses,
         "released": allocation.released,
+        "gateways": {host: first_address(subnet) for host, subnet in allocation.subnets.items()},
         "subnets_v6": allocation_v6.subnets if allocation_v6 else {},
+        "gateways_v6": {host: first_address(subnet) for host, subnet in allocation_v6.subnets.items()}
+        if allocation_v6 else {},
         "addresses_v6": allocation_v6.addresses if allocation_v6 else {},
         "released_v6": allocation_v6.released if allocation_v6 else {},
         # A member waits until both its subnets can be given (the IPv6 part may be newer).

@@ -162,6 +162,20 @@ released:
   returned: success
   type: dict
   sample: {old-node: 10.244.5.0/24}
+gateways:
+  description:
+    - Each member with the first usable address of its subnet and the subnet's length, the gateway address of its
+      bridge (and flannel's C(FLANNEL_SUBNET)).
+  returned: success
+  type: dict
+  sample: {node1: 10.244.0.1/24, node2: 10.244.7.1/24}
+  version_added: 1.2.0
+gateways_v6:
+  description: As RV(gateways), of the IPv6 subnets; empty without O(cidr_v6).
+  returned: success
+  type: dict
+  sample: {node1: "fd44::1/64", node2: "fd44:0:0:1::1/64"}
+  version_added: 1.2.0
 subnets_v6:
   description: As RV(subnets), each member's IPv6 subnet; empty without O(cidr_v6).
   returned: success

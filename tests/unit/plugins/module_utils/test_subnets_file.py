@@ -245,6 +245,8 @@ def test_an_ipv4_file_turned_dual_stack_keeps_its_lines_and_a_join_adds_one_line
     assert result["subnets"] == {"b": "10.244.0.0/24", "c": "10.244.1.0/24"}
     assert result["subnets_v6"] == {"b": "fd44::/64", "c": "fd44:0:0:1::/64"}
     assert result["addresses_v6"] == {"b": "2001:db8::1", "c": "2001:db8::2"}
+    assert result["gateways"] == {"b": "10.244.0.1/24", "c": "10.244.1.1/24"}
+    assert result["gateways_v6"] == {"b": "fd44::1/64", "c": "fd44:0:0:1::1/64"}
     diff = [line for line in difflib.unified_diff(ipv4_only.splitlines(), path.read_text().splitlines(), lineterm="",
                                                   n=0) if line.startswith("-") and not line.startswith("---")]
     assert diff == []  # the IPv4 lines stay as they were
@@ -260,3 +262,4 @@ def test_an_ipv4_file_turned_dual_stack_keeps_its_lines_and_a_join_adds_one_line
 def test_an_ipv4_result_has_no_ipv6_keys_filled(tmp_path):
     result = _cluster_subnets.run(params(tmp_path / "s.yml", members("a")), check_mode=False)
     assert result["subnets_v6"] == {} and result["addresses_v6"] == {} and result["released_v6"] == {}
+    assert result["gateways"] == {"a": "10.244.0.1/24"} and result["gateways_v6"] == {}
