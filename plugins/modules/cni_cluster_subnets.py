@@ -84,7 +84,7 @@ options:
         O(cidr) is then the IPv4 one. Each member gets a subnet of each, by the same rules, kept in the file's keys
         C(cidr_v6), C(host_prefix_v6), C(subnets_v6) and C(released_v6), and C(address_v6), C(pin_v6) and
         C(recorded_v6) in O(members) are its IPv6 address, pin and record.
-      - Leaving it out of a network whose file holds IPv6 subnets is refused: removing IPv6 takes the hosts'
+      - Leaving it out of a network whose file holds IPv6 subnets is refused, since removing IPv6 takes the hosts'
         IPv6 subnets away, which is for the operator to do in the file, after detaching the workloads.
     type: str
     version_added: 1.2.0
