@@ -348,6 +348,17 @@ def test_the_diff_lines_read_as_iptables_save_prints_them():
 
 # -- bad input ----------------------------------------------------------------------------------
 
+def refused_before_anything(tmp_path, options: dict) -> ConfigError:
+    """The error of a run with ``options`` over the defaults, which must run no command."""
+    params = {"network": "cluster", "cidr": CIDR, "subnet": "10.244.3.0/24", "masquerade": True, "state": "present",
+              "cache_dir": str(tmp_path / "cache"), **options}
+    host = StandInHost(str(tmp_path))
+    host.run_command = lambda argv: pytest.fail(f"ran {argv}")
+    with pytest.raises(ConfigError) as caught:
+        member.run(host, params, {})
+    return caught.value
+
+
 @pytest.mark.parametrize("options, path, text", [
     ({"cidr": "10.244.0.1/16"}, "cidr", "has host bits set: its network address is 10.244.0.0/16"),
     ({"cidr": "10.244.0.0"}, "cidr", "must be a CIDR"),
@@ -357,16 +368,9 @@ def test_the_diff_lines_read_as_iptables_save_prints_them():
     ({"network": "../etc"}, "network", "network name"),
 ])
 def test_bad_input_names_the_option_and_the_value_and_changes_nothing(tmp_path, options, path, text):
-    params = {"network": "cluster", "cidr": CIDR, "subnet": "10.244.3.0/24", "masquerade": True, "state": "present",
-              "cache_dir": str(tmp_path / "cache"), **options}
-    host = StandInHost(str(tmp_path))
-    host.run_command = lambda argv: pytest.fail(f"ran {argv}")
-
-    with pytest.raises(ConfigError) as caught:
-        member.run(host, params, {})
-
-    assert caught.value.path == path and text in caught.value.message
-    assert caught.value.value == options[path]
+    error = refused_before_anything(tmp_path, options)
+    assert error.path == path and text in error.message
+    assert error.value == options[path]
     assert not (tmp_path / "cache").exists()
 
 
@@ -592,16 +596,9 @@ def test_a_record_with_half_an_ipv6_part_is_damaged(tmp_path):
      "is not an IPv6 address"),
 ])
 def test_bad_ipv6_input_names_the_option_and_the_value_and_changes_nothing(tmp_path, options, path, text):
-    params = {"network": "cluster", "cidr": CIDR, "subnet": "10.244.3.0/24", "masquerade": True, "state": "present",
-              "cache_dir": str(tmp_path / "cache"), **options}
-    host = StandInHost(str(tmp_path))
-    host.run_command = lambda argv: pytest.fail(f"ran {argv}")
-
-    with pytest.raises(ConfigError) as caught:
-        member.run(host, params, {})
-
-    assert caught.value.path == path and text in caught.value.message
-    assert caught.value.value == options.get(path)
+    error = refused_before_anything(tmp_path, options)
+    assert error.path == path and text in error.message
+    assert error.value == options.get(path)
     assert not (tmp_path / "cache").exists()
 
 
