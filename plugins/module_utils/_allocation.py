@@ -202,11 +202,11 @@ def parse_members(members, cluster: Cluster) -> list:
     for member in parsed:
         other = owners.setdefault(member.address, member.name)
         if other != member.name:
-            raise ConfigError(f"members.{member.name}.{cluster.key('address')}", f"is also {other}'s address: each member needs "
-                                                                "an address of its own", str(member.address))
+            raise ConfigError(f"members.{member.name}.{cluster.key('address')}",
+                              f"is also {other}'s address: each member needs an address of its own", str(member.address))
     if len(parsed) > cluster.capacity:
         raise ConfigError(cluster.key("cidr"), f"is too small for the group: it holds {cluster.capacity} subnets of "
-                                  f"/{cluster.host_prefix}, and the group has {len(parsed)} members",
+                                               f"/{cluster.host_prefix}, and the group has {len(parsed)} members",
                           str(cluster.network))
     return parsed
 
