@@ -121,7 +121,7 @@ def parse_cluster(cidr, host_prefix: int, suffix: str = "") -> Cluster:
         raise ConfigError("cidr" + suffix, "must be an IPv6 network (the IPv6 part of a dual-stack network)", cidr)
     if not network.prefixlen <= host_prefix <= network.max_prefixlen:
         raise ConfigError("host_prefix" + suffix, f"must lie between the cidr's prefix length {network.prefixlen} and "
-                                         f"{network.max_prefixlen}: each host's subnet is a part of {network}",
+                                                  f"{network.max_prefixlen}: each host's subnet is a part of {network}",
                           host_prefix)
     return Cluster(network, host_prefix, suffix)
 
