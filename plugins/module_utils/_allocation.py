@@ -510,8 +510,8 @@ def allocate_stack(cidr, host_prefix, cidr_v6, host_prefix_v6, network: str, mem
         allocation = allocate(cidr, host_prefix, network, members, previous, file_label)
         return allocation, None, allocation.content
     if check_cidr(cidr, "cidr").version != 4:
-        raise ConfigError("cidr", f"is IPv6, but with cidr_v6 (dual stack) cidr is the IPv4 network and cidr_v6 the "
-                                  f"IPv6 one", cidr)
+        raise ConfigError("cidr", "is IPv6, but with cidr_v6 (dual stack) cidr is the IPv4 network and cidr_v6 the "
+                                  "IPv6 one", cidr)
     allocation = allocate(cidr, host_prefix, network, members, previous, file_label)
     allocation_v6 = allocate(cidr_v6, host_prefix_v6, network, members, previous, file_label, suffix=V6,
                              file_exists=previous is not None)

@@ -133,8 +133,9 @@ def parse_record(data: bytes, path: str, network: str) -> dict:
 
 
 def _accept_ra_before(value, path: str) -> dict:
-    if not isinstance(value, dict) or not all(isinstance(name, str) and type(before) is int  # noqa: E721
-                                              for name, before in value.items()):
+    # bool is an int, and not a sysctl's value.
+    if not isinstance(value, dict) or not all(isinstance(name, str) and isinstance(before, int)
+                                              and not isinstance(before, bool) for name, before in value.items()):
         raise RecordError(path, f"accept_ra_before {value!r} is not a mapping of interface name to integer")
     return value
 
