@@ -109,6 +109,10 @@ def test_record_round_trip(tmp_path):
     (json.dumps(dict(record(), format=1, network="other")).encode(), "holds network 'other'"),
     (json.dumps(dict(record(), format=1, ip_forward_before=True)).encode(), "ip_forward_before True"),
     (json.dumps(dict(record(), format=1, masquerade="yes")).encode(), "masquerade 'yes'"),
+    (json.dumps(dict(record(), format=1, accept_ra_before={"eth0": True})).encode(),
+     "accept_ra_before {'eth0': True} is not a mapping of interface name to integer"),
+    (json.dumps(dict(record(), format=1, cidr_v6="fd44::/48", subnet_v6="fd44::/64", ip6_forward_before="0")).encode(),
+     "ip6_forward_before '0' is not an integer"),
     (json.dumps({"format": 1, "network": "cluster"}).encode(), "lacks cidr, subnet, masquerade, ip_forward_before"),
     (b"\xff\xfe", "not JSON"),
 ])
