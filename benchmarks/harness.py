@@ -115,10 +115,12 @@ def ansible_env(timings_path: str) -> dict:
     return env
 
 
-def run_playbook(name: str, plays: list, inventory: str | None = None, forks: int | None = None) -> tuple:
+def run_playbook(name: str, plays: list, inventory: str | None = None, forks: int | None = None,
+                 extra_env: dict | None = None, wrapper: tuple = ()) -> tuple:
     """Run plays on localhost with the venv's Python, or on the hosts of ``inventory`` with
     ``forks``; return (task timings, wall seconds). The playbook is JSON, which is YAML; its
-    output goes to ``<WORK>/<name>.log``."""
+    output goes to ``<WORK>/<name>.log``. ``wrapper``: a command ansible-playbook runs under
+    (``ip netns exec <name>``); ``extra_env``: variables beyond the harness's."""
     playbook = os.path.join(WORK, f"{name}.yml")
     timings = os.path.join(WORK, f"{name}.timings.json")
     with open(playbook, "w", encoding="utf-8") as out:
@@ -128,8 +130,9 @@ def run_playbook(name: str, plays: list, inventory: str | None = None, forks: in
         target = (["-i", inventory, "--forks", str(forks)] if inventory else
                   ["-i", "localhost,", "-c", "local", "-e", f"ansible_python_interpreter={PYTHON}"])
         status = subprocess.run(
-            [os.path.join(os.path.dirname(PYTHON), "ansible-playbook"), *target, playbook],
-            env=ansible_env(timings), stdout=log, stderr=subprocess.STDOUT, check=False).returncode
+            [*wrapper, os.path.join(os.path.dirname(PYTHON), "ansible-playbook"), *target, playbook],
+            env=dict(ansible_env(timings), **(extra_env or {})), stdout=log, stderr=subprocess.STDOUT,
+            check=False).returncode
     wall = time.perf_counter() - started
     with open(timings, encoding="utf-8") as handle:
         tasks = {task["name"]: task for task in json.load(handle)}

@@ -5,7 +5,7 @@
 cni_route's reconcile of N peers' routes, from empty and converged, timed two ways, in
 rounds with the sizes' order rotated round by round:
 
-- in process: ``_routes.run`` called directly (wall and CPU time of the call);
+- in process: ``_route_task.run`` called directly (wall and CPU time of the call);
 - the module: ``cni_route.py`` run by a fresh interpreter with its arguments file, as Ansible's
   local connection runs a module (wall time and the child's CPU time, start-up included).
 
@@ -26,7 +26,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INPLACE = os.path.join(REPO, ".build", "inplace")
 sys.path[:0] = [INPLACE, os.path.join(REPO, "tests", "utils")]
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _routes  # noqa: E402  pylint: disable=wrong-import-position
+from ansible_collections.cnikit.cni.plugins.module_utils import _route_task  # noqa: E402  pylint: disable=wrong-import-position
 from stand_in_host import StandInHost  # noqa: E402  pylint: disable=wrong-import-position
 
 MODULE = os.path.join(REPO, "plugins", "modules", "cni_route.py")
@@ -52,7 +52,7 @@ def in_process(count: int, state: str = "present") -> tuple:
     """(wall, CPU, result) of one reconcile in this process."""
     result = {}
     wall, cpu = time.perf_counter(), time.process_time()
-    _routes.run(StandInHost(tempfile.gettempdir()), params(count, state), result)
+    _route_task.run(StandInHost(tempfile.gettempdir()), params(count, state), result)
     return time.perf_counter() - wall, time.process_time() - cpu, result
 
 

@@ -264,36 +264,33 @@ stage_docs() {
     git --no-pager diff --stat -- docs/reference/
     return 1
   fi
+  python "$REPO_ROOT/scripts/guides_rst.py" --check
   antsibull-changelog lint
   docs_site
 }
 
-# The collection's docs site, as antsibull-docs builds it (module and role reference, the guides
-# of docs/ as extra docs through scripts/docsite.py, the changelog, docs/docsite/links.yml), in
-# .build/docsite/build/html. antsibull-docs' linter and every Sphinx warning the collection
-# causes fail the stage; warnings about unreachable network inventories are only reported.
-# Its tools are in the development virtualenv, which has antsibull-docs and Sphinx anyway.
+# The collection's docs site, built by antsibull-docs' own commands as docs.ansible.com's tools
+# take the collection (module and role pages, the guides of docs/docsite/rst/, the changelog,
+# docs/docsite/links.yml), from a copy laid out as installed, into .build/docsite/build/html.
+# The linter's findings fail the stage, and so does every warning of the build that concerns the
+# collection's own pages; the build's other warnings (network inventories out of reach, pages
+# antsibull-docs writes for every site) are reported (scripts/docsite.py tells them apart).
 docs_site() {
-  local tree site="$BUILD_DIR/docsite" repository
+  local tree site="$BUILD_DIR/docsite"
   tree="$(sync_test_tree "$BUILD_DIR/docsite-collection")"
-  repository="$(sed -n 's/^repository: //p' "$REPO_ROOT/galaxy.yml")"
-  python "$REPO_ROOT/scripts/docsite.py" stage --collection "$tree" --repository "$repository"
   (
     export ANSIBLE_COLLECTIONS_PATH="$BUILD_DIR/docsite-collection"
     cd "$tree"
     antsibull-docs lint-collection-docs --plugin-docs .
     rm -rf "$site"
-    mkdir -p "$site/rst"
-    chmod og-w "$site/rst"  # antsibull-docs wants it so
-    antsibull-docs sphinx-init --use-current --fail-on-error --dest-dir "$site" cnikit.cni >/dev/null
+    mkdir -p "$site"
+    chmod og-w "$site"  # antsibull-docs wants it so
+    antsibull-docs sphinx-init --use-current --dest-dir "$site" cnikit.cni >/dev/null
     cd "$site"
-    antsibull-docs --config-file antsibull-docs.cfg collection --cleanup everything --fail-on-error \
-      --use-current --dest-dir rst cnikit.cni
-    python "$REPO_ROOT/scripts/docsite.py" site --collection "$tree" --site "$site"
-    # Its warnings go to warnings.log, sorted below; its stderr repeats them, shown if it fails.
-    sphinx-build -M html rst build -c . -q -w warnings.log 2>sphinx-stderr.log \
-      || { cat sphinx-stderr.log; return 1; }
-    python "$REPO_ROOT/scripts/docsite.py" warnings warnings.log
+    # build.sh fails on any warning (sphinx-build -W --keep-going); its stderr holds them.
+    local status=0
+    ./build.sh >build.log 2>warnings.log || status=$?
+    python "$REPO_ROOT/scripts/docsite.py" warnings --status "$status" warnings.log
     echo "docs site: $site/build/html/index.html"
   )
 }
@@ -302,7 +299,9 @@ stage_build() {
   local tarball
   tarball="$(build_and_install_collection)"
   local unwanted
-  unwanted="$(tar -tzf "$tarball" | grep -E '(^|/)(\.venv|\.build|__pycache__)(/|$)|^tests/output(/|$)' || true)"
+  # Test and development content stays out (galaxy.yml's build_ignore): tests/config.yml alone of tests/ ships.
+  unwanted="$(tar -tzf "$tarball" | grep -E '(^|/)(\.venv|\.build|__pycache__)(/|$)|^(molecule|scripts|playbooks|benchmarks)/|^tests/.' \
+    | grep -vx 'tests/config.yml' || true)"
   if [[ -n "$unwanted" ]]; then
     echo "the tarball holds files it must not:"
     echo "$unwanted"
@@ -333,21 +332,44 @@ stage_build() {
 # What Galaxy runs on every upload.
 GALAXY_IMPORTER="galaxy-importer==0.4.44"
 
-# <venv> <tarball>: galaxy-importer with Automation Hub's settings (tests/galaxy-importer.cfg),
-# its ansible-lint pass included, locally: no container. It exits 0 after the findings it only
-# logs: an ERROR line or an ansible-lint finding (WARNING: <file>:<line>: <rule>) fails the stage;
-# its other warnings (that ignore files exist: tests/sanity's shebang entry) are shown.
+# galaxy-importer gives its ansible-lint call 180 s of wall time, then logs "ERROR: Timeout on call
+# to ansible-lint". The call may take at most this many CPU seconds on the built tarball: a third of
+# the budget, so that the import still passes on an importer three times slower or shared by three
+# imports at once. CPU seconds, not wall: the wall time here depends on what else this machine runs
+# (it is printed beside them).
+LINT_CPU_BUDGET=60
+
+# <venv> <tarball>: galaxy-importer with Automation Hub's settings (tests/galaxy-importer.cfg: flake8
+# on every plugin, ansible-lint on the collection), locally: no container. It exits 0 after the
+# findings it only logs, so any ERROR or WARNING line it logs fails the stage. Its ansible-lint call
+# is timed (scripts/timed-ansible-lint.sh) and held to LINT_CPU_BUDGET.
 galaxy_import() {
-  local output
-  # It runs ansible-doc and ansible-lint from PATH: its own.
-  output="$(cd "$BUILD_DIR" && PATH="$1/bin:$PATH" GALAXY_IMPORTER_CONFIG="$REPO_ROOT/tests/galaxy-importer.cfg" \
+  local output timer="$BUILD_DIR/lint-timer" times="$BUILD_DIR/lint-timer/times"
+  rm -rf "$timer"
+  mkdir -p "$timer"
+  ln -s "$REPO_ROOT/scripts/timed-ansible-lint.sh" "$timer/ansible-lint"
+  # It runs ansible-doc, flake8 and ansible-lint from PATH: its own, ansible-lint through the timer.
+  output="$(cd "$BUILD_DIR" && PATH="$timer:$1/bin:$PATH" GALAXY_IMPORTER_CONFIG="$REPO_ROOT/tests/galaxy-importer.cfg" \
+    CNIKIT_REAL_ANSIBLE_LINT="$1/bin/ansible-lint" CNIKIT_LINT_TIMES="$times" \
     "$1/bin/python" -m galaxy_importer.main "$2" 2>&1)" || { echo "$output"; return 1; }
   grep -vE '^Loading ' <<<"$output"
-  if grep -qE '^ERROR|^WARNING: [^ ]+:[0-9]+: ' <<<"$output"; then
-    echo "galaxy-importer found errors (ERROR, or an ansible-lint finding), listed above"
+  if grep -qE '^(ERROR|WARNING|CRITICAL)' <<<"$output"; then
+    echo "galaxy-importer logged errors or warnings, listed above"
     return 1
   fi
-  grep -q '^Importer processing completed successfully' <<<"$output"
+  grep -q '^Importer processing completed successfully' <<<"$output" || return 1
+  lint_within_budget "$times"
+}
+
+# <times file>: prints the importer's ansible-lint call's wall and CPU seconds; fails past LINT_CPU_BUDGET.
+lint_within_budget() {
+  [[ -s $1 ]] || { echo "galaxy-importer did not run ansible-lint"; return 1; }
+  local wall user system
+  read -r wall user system <"$1"
+  awk -v wall="$wall" -v user_cpu="$user" -v system_cpu="$system" -v budget="$LINT_CPU_BUDGET" 'BEGIN {
+    cpu = user_cpu + system_cpu
+    printf "galaxy-importer: its ansible-lint call took %.1f s wall, %.1f CPU s (at most %d CPU s)\n", wall, cpu, budget
+    exit cpu > budget }' || { echo "ansible-lint costs the importer more than $LINT_CPU_BUDGET CPU s"; return 1; }
 }
 
 # <venv> <tarball>: the requirements ansible-builder finds in the installed collection, per

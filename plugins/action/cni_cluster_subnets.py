@@ -2,13 +2,13 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """cni_cluster_subnets: the routed network's subnets file, kept on the controller. No module runs
-on the host: the options are validated here, and the task (_cluster_subnets.run) does the rest."""
+on the host: the options are validated here, and the task (_cluster_subnets_task.run) does the rest."""
 
 from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.cnikit.cni.plugins.module_utils._cluster_subnets import OPTIONS, run
+from ansible_collections.cnikit.cni.plugins.module_utils._cluster_subnets_task import OPTIONS, run
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError, error_result
 
 

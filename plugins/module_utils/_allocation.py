@@ -6,7 +6,7 @@
 # It may change at any time, without notice.
 """The routed network's allocation of one subnet per member host, as a pure function of the
 inventory (members, pins, the cluster CIDR), what the hosts record, and the subnets file's
-previous content. No I/O: ``_subnets_file`` reads and writes the file, ``_cluster_subnets``
+previous content. No I/O: ``_subnets_file`` reads and writes the file, ``_cluster_subnets_task``
 runs the two together under the file's lock.
 
 Stability comes first: a subnet in the file is its host's for good, and a host that leaves

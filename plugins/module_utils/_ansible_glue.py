@@ -19,7 +19,7 @@ import sys
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ._errors import CNIError, error_result
+from ._errors import CNIError, ReleaseError, error_result
 
 
 # The managed node's libraries: the oldest version the tests run every module with, and their use.
@@ -172,7 +172,7 @@ class ModuleHost:
         # Imported on the first download only: it costs a converged run a quarter of a second.
         from ansible.module_utils.urls import fetch_url  # pylint: disable=import-outside-toplevel
 
-        from ._download import ReleaseError, mask_url  # pylint: disable=import-outside-toplevel
+        from ._download import mask_url  # pylint: disable=import-outside-toplevel
 
         # Credentials go to the URL they were given for, never along a redirect (a mirror's redirect
         # to a CDN or to anyone else): urllib would copy the Authorization header to the new host.

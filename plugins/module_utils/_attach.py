@@ -10,7 +10,12 @@ converged in one call with bounded parallelism.
 
 It does no harm to what it did not make: an attachment another runtime cached at the declared
 key is verified, never repaired or replaced; a repair asks the IPAM for the address the
-attachment had, and says when it got another one."""
+attachment had, and says when it got another one.
+
+Its own records live in the engine's cache (``Engine.cache``): whether an ADD was interrupted
+(its intent marker outlived it), and which tolerated CHECK defects an attachment has already
+been warned of. The engine's verbs write and clear the markers; what they mean for an
+attachment is decided here."""
 
 from __future__ import annotations
 
@@ -21,17 +26,19 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import _cache
-from ._attach_records import (
-    UNFINISHED_ADD_CAUSES, clear_finished_intent, interrupted, left_by_unfinished_add, record_reported_defects)
+from ._cache import CacheEntry, CacheError
 from ._conflist import NetworkList
-from ._engine import Attachment, Engine, NotInPlaceError, plugin_rules
+from ._engine import (
+    UNFINISHED_ADD_CAUSES, Attachment, Engine, NotInPlaceError, left_by_unfinished_add, network_at_add, plugin_rules,
+    refuse_taken_ifname)
 from ._errors import CNIError, ConfigError, DeleteError, OperationError
 from ._identifiers import AttachmentKey, canonical_netns, netns_name
 from ._result import convert, summarise
 from ._wording import first_few
 
 ADDED, UNCHANGED, REPAIRED, REPLACED, DELETED, ABSENT = "added", "unchanged", "repaired", "replaced", "deleted", "absent"
+MADE_ANEW = (REPAIRED, REPLACED)  # attached before and after, with a DEL and an ADD between
+ATTACHED_BEFORE = (REPAIRED, REPLACED, DELETED)  # of the actions that change something
 
 
 @dataclass
@@ -89,9 +96,37 @@ def converge(engine: Engine, desired: Desired, check_mode: bool = False) -> Outc
 def _cached(engine: Engine, desired: Desired) -> tuple:
     """The usable cache entry (or None) and the CacheError of an unusable one in the way (or None)."""
     try:
-        return engine.cached_entry(desired.attachment), None
-    except _cache.CacheError as exc:
+        return engine.cache.read(desired.key), None
+    except CacheError as exc:
         return None, exc
+
+
+def _interrupted(engine: Engine, desired: Desired) -> bool:
+    """True when an ADD of this attachment was started and never finished nor rolled back."""
+    return engine.cache.is_pending(desired.key)
+
+
+def _clear_finished_intent(engine: Engine, desired: Desired) -> None:
+    """Remove the intent marker of an ADD that did finish: a kill between writing the cache
+    entry (the ADD's last step) and removing the marker leaves both, and the complete entry
+    proves the ADD done."""
+    with engine.cache.lock(desired.key):
+        try:
+            entry = engine.cache.read(desired.key)
+        except CacheError:
+            return
+        if entry is not None and entry.config is not None and entry.result is not None:
+            engine.cache.clear_pending(desired.key)
+
+
+def _record_reported_defects(engine: Engine, desired: Desired, names: list) -> None:
+    """Remember in our cache entry that these tolerated defects were reported, so that they
+    are reported once per attachment, not on every run."""
+    with engine.cache.lock(desired.key):
+        entry = engine.cache.read(desired.key)
+        if entry is not None and entry.managed:
+            entry.reported_defects = sorted(set(entry.reported_defects) | set(names))
+            engine.cache.write(entry)
 
 
 def _refuse_unusable(desired: Desired, path: str, reason: str) -> None:
@@ -103,15 +138,17 @@ def _refuse_unusable(desired: Desired, path: str, reason: str) -> None:
         "with the runtime that made it, first")
 
 
-def _matches(entry: _cache.CacheEntry, network: NetworkList, attachment: Attachment) -> bool:
+def _matches(entry: CacheEntry, network: NetworkList, attachment: Attachment) -> bool:
     """Whether the cached ADD was made with the configuration and arguments declared now."""
     try:
         cached_config = json.loads(entry.config)
     except ValueError:
         return False
-    return (cached_config == network.raw
-            and canonical_netns(entry.effective_netns) == canonical_netns(attachment.netns)
-            and _same_args(entry.cni_args, attachment.cni_args) and entry.capability_args == attachment.capability_args)
+    if cached_config != network.raw or entry.capability_args != attachment.capability_args:
+        return False
+    if canonical_netns(entry.effective_netns) != attachment.canonical_netns:
+        return False
+    return _same_args(entry.cni_args, attachment.cni_args)
 
 
 def _same_args(cached: list, declared: list) -> bool:
@@ -123,7 +160,7 @@ def _same_args(cached: list, declared: list) -> bool:
         return cached == declared
 
 
-def _health(engine: Engine, network: NetworkList, desired: Desired, entry: _cache.CacheEntry,
+def _health(engine: Engine, network: NetworkList, desired: Desired, entry: CacheEntry,
             check_mode: bool) -> tuple:
     """(healthy, warnings, notices) of an attachment whose cache entry matches the declaration.
     Known plugin defects that CHECK meets are reported once per attachment: the names of those
@@ -147,7 +184,7 @@ def _health(engine: Engine, network: NetworkList, desired: Desired, entry: _cach
     if new and entry.managed:
         if check_mode:
             return True, [], notices
-        record_reported_defects(engine, desired.attachment, list(new))
+        _record_reported_defects(engine, desired, list(new))
     return True, list(new.values()), notices
 
 
@@ -164,21 +201,21 @@ def _converge_present(engine: Engine, desired: Desired, check_mode: bool) -> Out
     if entry is not None and entry.result is None:
         action = REPAIRED
     elif entry is None:
-        action = REPAIRED if interrupted(engine, desired.attachment) else ADDED
+        action = REPAIRED if _interrupted(engine, desired) else ADDED
     elif not _matches(entry, network, desired.attachment):
         action = REPLACED
     else:
         healthy, warnings, notices = _health(engine, network, desired, entry, check_mode)
         if healthy:
-            if not check_mode and interrupted(engine, desired.attachment):
-                clear_finished_intent(engine, desired.attachment)
+            if not check_mode and _interrupted(engine, desired):
+                _clear_finished_intent(engine, desired)
             return Outcome(UNCHANGED, convert(entry.result, engine.version_of(network)), warnings, notices=notices)
         action = REPAIRED
     previous_ips = _previous_ips(network, desired, entry, action)
     _refuse_what_add_would_refuse(network, desired, action)
     if check_mode:
         if action == ADDED:
-            engine.refuse_taken_ifname(network, desired.attachment)  # as the ADD will
+            refuse_taken_ifname(engine.cache, network, desired.attachment)  # as the ADD will
         return Outcome(action, warnings=warnings, previous_ips=previous_ips)
     if action == REPLACED:
         return Outcome(action, _replace(engine, network, desired, entry, previous_ips), warnings, previous_ips)
@@ -193,7 +230,7 @@ def _converge_present(engine: Engine, desired: Desired, check_mode: bool) -> Out
 def _clean_up_unfinished_add(engine: Engine, network: NetworkList, desired: Desired) -> str:
     """DEL what an ADD that never finished left, and say so: the attachment is then added anew. A
     failed DEL keeps the intent marker for the next run."""
-    marker = _cache.pending_path(engine.cache_dir, desired.key)
+    marker = engine.cache.pending_marker(desired.key)
     try:
         engine.delete(network, desired.attachment)
     except DeleteError as exc:
@@ -204,7 +241,7 @@ def _clean_up_unfinished_add(engine: Engine, network: NetworkList, desired: Desi
             "what it left was deleted and the attachment added anew")
 
 
-def _previous_ips(network: NetworkList, desired: Desired, entry: _cache.CacheEntry | None, action: str) -> list:
+def _previous_ips(network: NetworkList, desired: Desired, entry: CacheEntry | None, action: str) -> list:
     """The addresses the attachment had: its cached result's, or, for an ADD that was interrupted
     before it cached one, those its IPAM still holds for it (read before the repair's DEL
     releases them), so that the repair can ask for them again."""
@@ -238,7 +275,7 @@ def _refuse_what_add_would_refuse(network: NetworkList, desired: Desired, action
         raise AddWouldFailError(f"cannot {verb} the attachment: {'; '.join(reasons)}; nothing was changed")
 
 
-def _replace(engine: Engine, network: NetworkList, desired: Desired, entry: _cache.CacheEntry,
+def _replace(engine: Engine, network: NetworkList, desired: Desired, entry: CacheEntry,
              previous_ips: list) -> dict:
     """DEL the attachment as it was added, ADD it as declared; if that ADD fails, ADD it back
     as it was (its cached configuration and arguments, asking for its addresses), so that a
@@ -247,29 +284,29 @@ def _replace(engine: Engine, network: NetworkList, desired: Desired, entry: _cac
     try:
         return _add_keeping_addresses(engine, network, desired.attachment, previous_ips)
     except CNIError as failure:
-        what = f"replace of the attachment of network {network.name} failed"
+        failed = f"replace of the attachment of network {network.name} failed"
         try:
-            put_back = _add_keeping_addresses(engine, engine.cached_network(entry), Attachment.from_cache(entry), previous_ips)
+            put_back = _add_keeping_addresses(engine, network_at_add(entry), Attachment.from_cache(entry), previous_ips)
         except CNIError as put_back_failure:
-            raise ReplaceError(f"{what} and it is detached", failure, [put_back_failure]) from failure
+            raise ReplaceError(f"{failed} and it is detached", failure, [put_back_failure]) from failure
         restored = summarise(put_back)["ips"]
-        raise ReplaceError(f"{what}; it was put back as it was, with the previous configuration and "
+        raise ReplaceError(f"{failed}; it was put back as it was, with the previous configuration and "
                            f"address {', '.join(restored) or 'none'} (it had {', '.join(previous_ips) or 'none'})",
                            failure) from failure
 
 
-def _verify_foreign(engine: Engine, network: NetworkList, desired: Desired, entry: _cache.CacheEntry) -> Outcome:
+def _verify_foreign(engine: Engine, network: NetworkList, desired: Desired, entry: CacheEntry) -> Outcome:
     """An attachment another runtime made at the declared key: left as it is when it matches
     the declaration and passes CHECK, else refused; never repaired or replaced, since it may be
     a running container's only network."""
-    what = (f"the attachment of network {network.name} on {desired.attachment.ifname} with container ID "
-            f"{desired.attachment.container_id} was made by another runtime")
+    made_elsewhere = (f"the attachment of network {network.name} on {desired.attachment.ifname} with container ID "
+                      f"{desired.attachment.container_id} was made by another runtime")
     advice = "cnikit does not repair or replace it: detach it with state=absent, or with the runtime that made it, first"
     if not _matches(entry, network, desired.attachment):
-        raise ForeignAttachmentError(f"{what} with another configuration, namespace or arguments; {advice}")
+        raise ForeignAttachmentError(f"{made_elsewhere} with another configuration, namespace or arguments; {advice}")
     healthy, warnings, notices = _health(engine, network, desired, entry, check_mode=True)
     if not healthy:
-        raise ForeignAttachmentError(f"{what} and is not healthy ({'; '.join(warnings)}); {advice}")
+        raise ForeignAttachmentError(f"{made_elsewhere} and is not healthy ({'; '.join(warnings)}); {advice}")
     return Outcome(UNCHANGED, convert(entry.result, engine.version_of(network)), warnings, notices=notices)
 
 
@@ -289,7 +326,7 @@ def _add_keeping_addresses(engine: Engine, network: NetworkList, attachment: Att
 
 def _converge_absent(engine: Engine, desired: Desired, check_mode: bool) -> Outcome:
     entry, unusable = _cached(engine, desired)
-    if entry is None and unusable is None and not interrupted(engine, desired.attachment):
+    if entry is None and unusable is None and not _interrupted(engine, desired):
         return Outcome(ABSENT)
     if check_mode:
         return Outcome(DELETED)
@@ -311,16 +348,12 @@ def converge_all(engine: Engine, desired: list, check_mode: bool = False, parall
     (the bridge plugin's removal of the old address then fails in all but one of them)."""
     seen = {}
     for index, item in enumerate(desired):
-        try:
-            key = item.key
-        except ConfigError:
-            continue  # not a key at all: converging the item fails, saying why
-        if key in seen:
-            raise ConfigError(f"attachments[{index}]", f"repeats attachments[{seen[key]}] "
-                              "(same network, container_id and ifname)", "/".join(dataclasses.astuple(key)))
-        seen[key] = index
+        if item.key in seen:
+            raise ConfigError(f"attachments[{index}]", f"repeats attachments[{seen[item.key]}] "
+                              "(same network, container_id and ifname)", "/".join(dataclasses.astuple(item.key)))
+        seen[item.key] = index
 
-    def run(item: Desired):
+    def outcome_of(item: Desired):
         try:
             return converge(engine, item, check_mode)
         except CNIError as exc:
@@ -328,7 +361,7 @@ def converge_all(engine: Engine, desired: list, check_mode: bool = False, parall
 
     try:
         if len(desired) == 1 or parallel <= 1:
-            return [run(item) for item in desired]
+            return [outcome_of(item) for item in desired]
         first_of_network = {}
         for index, item in enumerate(desired):
             first_of_network.setdefault(item.network_name, index)
@@ -337,18 +370,16 @@ def converge_all(engine: Engine, desired: list, check_mode: bool = False, parall
         outcomes = [None] * len(desired)
         with ThreadPoolExecutor(max_workers=min(parallel, len(desired))) as pool:
             for wave in (sorted(firsts), rest):
-                for index, outcome in zip(wave, pool.map(run, [desired[i] for i in wave])):
+                for index, outcome in zip(wave, pool.map(outcome_of, [desired[i] for i in wave])):
                     outcomes[index] = outcome
         return outcomes
     finally:
-        engine.tidy()
+        engine.cache.tidy()
 
 
 def item_result(desired: Desired, outcome) -> dict:
     """One attachment's return value: identity, action and result, or the error."""
-    attachment = desired.attachment
-    item = {"network": desired.network_name, "container_id": attachment.container_id,
-            "ifname": attachment.ifname, "netns": attachment.netns, "state": desired.state}
+    item = dict(desired.attachment.identity(), state=desired.state)
     if isinstance(outcome, CNIError):
         item.update(failed=True, changed=False, action="failed", msg=str(outcome), error=outcome.to_dict())
         return item

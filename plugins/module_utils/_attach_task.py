@@ -118,9 +118,8 @@ def build_desired(spec: dict, path: str, networks: NetworkSource, run_check: boo
         network=name, container_id=spec["container_id"] or cnitool_container_id(namespace),
         netns=namespace, ifname=spec["ifname"],
         cni_args=normalise_cni_args(spec["args"], f"{path}args"),
-        capability_args=spec["capability_args"] or {},
+        capability_args=spec["capability_args"] or {}, option_prefix=path,
     )
-    attachment.check(path)
     return _attach.Desired(load, attachment, spec["state"], run_check)
 
 
@@ -173,9 +172,9 @@ def diff_of(items: list) -> dict:
         return f"{item['network']}/{item['container_id']}/{item['ifname']}: {'attached' if attached else 'detached'}{how}\n"
 
     def anew(item):
-        return f" ({item['action']})" if item["action"] in ("repaired", "replaced") else ""
+        return f" ({item['action']})" if item["action"] in _attach.MADE_ANEW else ""
     changed = [i for i in items if i["changed"]]
-    return {"before": "".join(line(i, i["action"] in ("repaired", "replaced", "deleted")) for i in changed),
+    return {"before": "".join(line(i, i["action"] in _attach.ATTACHED_BEFORE) for i in changed),
             "after": "".join(line(i, i["state"] == "present", anew(i)) for i in changed)}
 
 

@@ -25,6 +25,7 @@ import os
 import pwd
 import stat
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ._errors import CNIError, ConfigError
 from ._fileio import (
@@ -105,8 +106,8 @@ class CacheEntry:
 
     def identity(self) -> dict:
         """The attachment as the modules return it; ``managed`` is false for another runtime's."""
-        return {"network": self.network, "container_id": self.container_id, "ifname": self.ifname,
-                "netns": self.effective_netns, "managed": self.managed}
+        return dict(attachment_identity(self.network, self.container_id, self.ifname, self.effective_netns),
+                    managed=self.managed)
 
     def to_json(self) -> bytes:
         # libcni's field order; result and capabilityArgs are Go maps, hence sorted keys.
@@ -130,17 +131,6 @@ class CacheEntry:
 
 def _sorted(value: dict) -> dict:
     return json.loads(json.dumps(value, sort_keys=True))
-
-
-def entry_path(cache_dir: str, key: AttachmentKey) -> str:
-    return os.path.join(cache_dir, RESULTS_SUBDIR, key.file_name)
-
-
-def write_entry(cache_dir: str, entry: CacheEntry) -> str:
-    key = entry.key  # checked before any file is touched
-    with open_subdir(cache_dir, RESULTS_SUBDIR, create=True) as directory:
-        atomic_write_at(directory, key.file_name, entry.to_json(), mode=0o600)
-    return entry_path(cache_dir, key)
 
 
 def _parse(path: str, data: bytes, key: AttachmentKey | None = None) -> CacheEntry:
@@ -178,125 +168,156 @@ def _parse(path: str, data: bytes, key: AttachmentKey | None = None) -> CacheEnt
                       reported_defects=[r for r in reported if isinstance(r, str)] if isinstance(reported, list) else [])
 
 
-def read_entry(cache_dir: str, key: AttachmentKey) -> CacheEntry | None:
-    """The cached attachment, None if there is none; CacheError if the file is unusable."""
-    path = entry_path(cache_dir, key)
-    with open_subdir(cache_dir, RESULTS_SUBDIR) as directory:
-        if directory is None:
-            return None
-        try:
-            data = read_regular_at(directory, key.file_name)
-        except NotARegularFile as exc:
-            raise CacheError(path, exc.strerror) from None
-    if data is None:
-        return None
-    return _parse(path, data, key)
+def attachment_identity(network: str, container_id: str, ifname: str, netns: str) -> dict:
+    """An attachment as the modules return it (cni_attach's items, cni_gc's, cni_netns's and
+    cni_info's): the one shape, whether it is known from a declaration or from a cache entry."""
+    return {"network": network, "container_id": container_id, "ifname": ifname, "netns": netns}
 
 
-def delete_entry(cache_dir: str, key: AttachmentKey) -> bool:
-    with open_subdir(cache_dir, RESULTS_SUBDIR) as directory:
-        return directory is not None and remove_written_file_at(directory, key.file_name)
+class CacheListing(NamedTuple):
+    """One read of the results directory: the usable cniCacheV1 entries, sorted by file name, and
+    the CacheErrors of the files that could not be used."""
+
+    entries: list
+    problems: list
+
+    def of_network(self, network: str) -> list:
+        return [entry for entry in self.entries if entry.network == network]
 
 
-def mark_pending(cache_dir: str, key: AttachmentKey) -> None:
-    """Record that an ADD is starting, so a run killed half-way is known to the next one."""
-    # Not fsynced: a killed run leaves the file in the page cache, which the next run reads. After
-    # a power loss the namespace is gone, and what the marker stands for is on disk only if the
-    # plugins' own files are (host-local's reservation, written after the marker and never
-    # fsynced): a journalling file system commits the marker's creation with or before them. An
-    # fsync here cost every ADD a journal commit, a millisecond or more.
-    with contextlib.ExitStack() as stack:
-        _directory, fd = _create_in_subdir(cache_dir, PENDING_SUBDIR, key.file_name, os.O_WRONLY | os.O_TRUNC, stack)
-        os.fchmod(fd, 0o600)
+class ResultCache:
+    """libcni's result cache in ``directory`` (a cache_dir), with what this collection keeps beside
+    it: the intent markers of ADDs in progress (``cnikit-pending/``) and the lock files
+    (``cnikit-locks/``). The engine owns one; its callers read through it."""
 
+    def __init__(self, directory: str):
+        self.directory = directory
 
-def pending_path(cache_dir: str, key: AttachmentKey) -> str:
-    return os.path.join(cache_dir, PENDING_SUBDIR, key.file_name)
+    # -- entries ---------------------------------------------------------------------------
 
+    def path(self, key: AttachmentKey) -> str:
+        return os.path.join(self.directory, RESULTS_SUBDIR, key.file_name)
 
-def list_pending(cache_dir: str) -> list:
-    """The paths of the intent markers, sorted (each named as its attachment's cache entry)."""
-    with open_subdir(cache_dir, PENDING_SUBDIR) as directory:
-        names = sorted(os.listdir(directory)) if directory is not None else []
-    return [os.path.join(cache_dir, PENDING_SUBDIR, name) for name in names]
+    def write(self, entry: CacheEntry) -> str:
+        key = entry.key  # checked before any file is touched
+        with open_subdir(self.directory, RESULTS_SUBDIR, create=True) as directory:
+            atomic_write_at(directory, key.file_name, entry.to_json(), mode=0o600)
+        return self.path(key)
 
-
-def clear_pending(cache_dir: str, key: AttachmentKey) -> None:
-    """Remove the marker; its directory stays for the next ADD (:func:`remove_idle_lock_files`
-    removes it once empty)."""
-    with open_subdir(cache_dir, PENDING_SUBDIR) as directory:
-        if directory is not None:
-            remove_if_exists(key.file_name, directory)
-
-
-def is_pending(cache_dir: str, key: AttachmentKey) -> bool:
-    with open_subdir(cache_dir, PENDING_SUBDIR) as directory:
-        if directory is None:
-            return False
-        try:
-            os.stat(key.file_name, dir_fd=directory, follow_symlinks=False)
-        except FileNotFoundError:
-            return False
-    return True
-
-
-def list_entries(cache_dir: str, network: str | None = None) -> tuple:
-    """All usable cniCacheV1 entries (optionally of one network), sorted by file name, and the
-    CacheErrors of the files that could not be used."""
-    entries, problems = [], []
-    with open_subdir(cache_dir, RESULTS_SUBDIR) as directory:
-        for name in sorted(os.listdir(directory)) if directory is not None else []:
-            if name.startswith("."):
-                continue  # our own in-flight temporary files
-            path = os.path.join(cache_dir, RESULTS_SUBDIR, name)
+    def read(self, key: AttachmentKey) -> CacheEntry | None:
+        """The cached attachment, None if there is none; CacheError if the file is unusable."""
+        path = self.path(key)
+        with open_subdir(self.directory, RESULTS_SUBDIR) as directory:
+            if directory is None:
+                return None
             try:
-                entry = _parse(path, read_regular_at(directory, name) or b"")
-            except NotARegularFile:
-                continue  # a symlink, a directory: not an entry, and never followed
-            except CacheError as exc:
-                problems.append(exc)
-                continue
-            if entry.config is not None and (network is None or entry.network == network):
-                entries.append(entry)
-    return entries, problems
+                data = read_regular_at(directory, key.file_name)
+            except NotARegularFile as exc:
+                raise CacheError(path, exc.strerror) from None
+        if data is None:
+            return None
+        return _parse(path, data, key)
 
+    def delete(self, key: AttachmentKey) -> bool:
+        with open_subdir(self.directory, RESULTS_SUBDIR) as directory:
+            return directory is not None and remove_written_file_at(directory, key.file_name)
 
-@contextlib.contextmanager
-def attachment_lock(cache_dir: str, key: AttachmentKey):
-    """Serialise operations on one attachment, and keep GC of its network out meanwhile."""
-    with _file_locks(cache_dir, (_network_lock_name(key.network), True),
-                     (_stripe_lock_name("attachment", key.network, key.container_id, key.ifname), False)):
-        yield
+    def entries(self, network: str | None = None) -> CacheListing:
+        """All usable cniCacheV1 entries (optionally of one network) and the CacheErrors of the
+        files that could not be used (of every network: a file's network cannot be told from
+        its name alone)."""
+        entries, problems = [], []
+        with open_subdir(self.directory, RESULTS_SUBDIR) as directory:
+            for name in sorted(os.listdir(directory)) if directory is not None else []:
+                if name.startswith("."):
+                    continue  # our own in-flight temporary files
+                path = os.path.join(self.directory, RESULTS_SUBDIR, name)
+                try:
+                    entry = _parse(path, read_regular_at(directory, name) or b"")
+                except NotARegularFile:
+                    continue  # a symlink, a directory: not an entry, and never followed
+                except CacheError as exc:
+                    problems.append(exc)
+                    continue
+                if entry.config is not None and (network is None or entry.network == network):
+                    entries.append(entry)
+        return CacheListing(entries, problems)
 
+    # -- intent markers ----------------------------------------------------------------------
 
-@contextlib.contextmanager
-def interface_lock(cache_dir: str, netns: str, ifname: str):
-    """Serialise the ADDs that create ``ifname`` in ``netns``, whatever their network, so that
-    checking the name is free and creating it are one step."""
-    with _file_locks(cache_dir, (_stripe_lock_name("interface", netns, ifname), False)):
-        yield
+    def mark_pending(self, key: AttachmentKey) -> None:
+        """Record that an ADD is starting, so a run killed half-way is known to the next one."""
+        # Not fsynced: a killed run leaves the file in the page cache, which the next run reads. After
+        # a power loss the namespace is gone, and what the marker stands for is on disk only if the
+        # plugins' own files are (host-local's reservation, written after the marker and never
+        # fsynced): a journalling file system commits the marker's creation with or before them. An
+        # fsync here cost every ADD a journal commit, a millisecond or more.
+        with contextlib.ExitStack() as stack:
+            _directory, fd = _create_in_subdir(self.directory, PENDING_SUBDIR, key.file_name,
+                                               os.O_WRONLY | os.O_TRUNC, stack)
+            os.fchmod(fd, 0o600)
 
+    def pending_marker(self, key: AttachmentKey) -> str:
+        """The path of the attachment's intent marker (named as its cache entry)."""
+        return os.path.join(self.directory, PENDING_SUBDIR, key.file_name)
 
-@contextlib.contextmanager
-def network_gc_lock(cache_dir: str, network: str):
-    """Exclusive against every ADD/DEL/CHECK of ``network`` (the spec's GC rule)."""
-    check_network_name(network, "network")
-    with _file_locks(cache_dir, (_network_lock_name(network), False)):
-        yield
+    def clear_pending(self, key: AttachmentKey) -> None:
+        """Remove the marker; its directory stays for the next ADD (:meth:`tidy` removes it once
+        empty)."""
+        with open_subdir(self.directory, PENDING_SUBDIR) as directory:
+            if directory is not None:
+                remove_if_exists(key.file_name, directory)
 
+    def is_pending(self, key: AttachmentKey) -> bool:
+        with open_subdir(self.directory, PENDING_SUBDIR) as directory:
+            if directory is None:
+                return False
+            try:
+                os.stat(key.file_name, dir_fd=directory, follow_symlinks=False)
+            except FileNotFoundError:
+                return False
+        return True
 
-def remove_idle_lock_files(cache_dir: str) -> None:
-    """Delete the lock files nobody holds, and the lock and intent-marker directories once
-    empty, so that a host whose attachments are all gone keeps no trace of ours. Only names
-    this collection gives its lock files are deleted: whatever else the directory holds is
-    someone else's. A process that opened a lock file just before it was deleted sees so once
-    it holds the lock, and opens the file anew (:func:`_file_locks`)."""
-    with open_subdir(cache_dir, LOCKS_SUBDIR) as directory:
-        for name in os.listdir(directory) if directory is not None else []:
-            if _is_lock_name(name):
-                remove_if_unlocked(directory, name)
-    _remove_dir_if_empty(os.path.join(cache_dir, LOCKS_SUBDIR))
-    _remove_dir_if_empty(os.path.join(cache_dir, PENDING_SUBDIR))
+    def unfinished_adds(self, entries: list) -> list:
+        """The intent markers (paths, sorted) of ADDs that neither finished nor were rolled back:
+        their plugins may have left an interface, an address or rules. ``entries`` are the usable
+        cache entries; a marker beside a complete one is of an ADD that did finish."""
+        finished = {os.path.basename(entry.path) for entry in entries if entry.result is not None}
+        with open_subdir(self.directory, PENDING_SUBDIR) as directory:
+            names = sorted(os.listdir(directory)) if directory is not None else []
+        return [os.path.join(self.directory, PENDING_SUBDIR, name) for name in names if name not in finished]
+
+    # -- locks -------------------------------------------------------------------------------
+
+    def lock(self, key: AttachmentKey):
+        """Serialise operations on one attachment, and keep GC of its network out meanwhile."""
+        return _file_locks(self.directory, (_network_lock_name(key.network), True),
+                           (_stripe_lock_name("attachment", key.network, key.container_id, key.ifname), False))
+
+    def lock_interface(self, netns: str, ifname: str):
+        """Serialise the ADDs that create ``ifname`` in ``netns``, whatever their network, so that
+        checking the name is free and creating it are one step."""
+        return _file_locks(self.directory, (_stripe_lock_name("interface", netns, ifname), False))
+
+    def lock_for_gc(self, network: str):
+        """Exclusive against every ADD/DEL/CHECK of ``network`` (the spec's GC rule)."""
+        check_network_name(network, "network")
+        return _file_locks(self.directory, (_network_lock_name(network), False))
+
+    def tidy(self) -> None:
+        """Delete the lock files nobody holds, and the lock and intent-marker directories once
+        empty, so that a host whose attachments are all gone keeps no trace of ours. The verbs
+        leave them for the next verb: a caller tidies once, when its work is done (creating and
+        deleting them around every verb cost each ADD+DEL about 1.5 ms of file system work).
+        Only names this collection gives its lock files are deleted: whatever else the directory
+        holds is someone else's. A process that opened a lock file just before it was deleted
+        sees so once it holds the lock, and opens the file anew (:func:`_file_locks`)."""
+        with open_subdir(self.directory, LOCKS_SUBDIR) as directory:
+            for name in os.listdir(directory) if directory is not None else []:
+                if _is_lock_name(name):
+                    remove_if_unlocked(directory, name)
+        _remove_dir_if_empty(os.path.join(self.directory, LOCKS_SUBDIR))
+        _remove_dir_if_empty(os.path.join(self.directory, PENDING_SUBDIR))
 
 
 # The one place lock file names are made, and recognised: network-<network name>.lock, and
@@ -329,7 +350,7 @@ def _is_lock_name(name: str) -> bool:
 @contextlib.contextmanager
 def _file_locks(cache_dir: str, *locks: tuple):
     """Hold the flocks of lock files ``(name, shared)``, taken in this order, with the lock
-    directory opened (and checked) once. A file that :func:`remove_idle_lock_files` deleted
+    directory opened (and checked) once. A file that :meth:`ResultCache.tidy` deleted
     between our open and our flock is no lock any more (st_nlink 0): open it anew."""
     with contextlib.ExitStack() as stack:
         directory = None

@@ -4,7 +4,8 @@
 #
 # This module_utils is PRIVATE and should only be used by this collection.
 # It may change at any time, without notice.
-"""cni_cluster_member's task: what a member host of a routed network keeps on itself.
+"""What a member host of a routed network keeps on itself (cni_cluster_member's task is
+``_cluster_member_task``):
 
 - its record of the network (``<cache_dir>/cnikit-cluster/<network>.json``: the cluster CIDR,
   its own subnet, whether it masquerades, and the forwarding sysctl as it was before the first
@@ -35,21 +36,10 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import _fileio
-from ._argspec import ArgumentSpec
-from ._cache import open_subdir, warn_of_cache_dir
+from ._cache import open_subdir
 from ._errors import CNIError, ConfigError
-from ._identifiers import check_cidr, check_network_name
+from ._identifiers import check_cidr
 
-ARGUMENT_SPEC = ArgumentSpec({
-    "network": {"type": "str", "required": True},
-    "cidr": {"type": "str"},
-    "subnet": {"type": "str"},
-    "masquerade": {"type": "bool", "default": True},
-    "cidr_v6": {"type": "str"},
-    "subnet_v6": {"type": "str"},
-    "address_v6": {"type": "str"},
-    "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
-}, required_if=(("state", "present", ("cidr", "subnet")),))
 
 RECORD_DIR = "cnikit-cluster"
 RECORD_SUFFIX = ".json"
@@ -385,7 +375,7 @@ def read_table(host, version: int, table: str) -> SavedTable:
     return parse_saved_table(out)
 
 
-# -- the task -----------------------------------------------------------------------------------
+# -- the plan -----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Step:
@@ -421,38 +411,6 @@ def _command(host, argv: list) -> Callable[[], None]:
         if rc != 0:
             raise CNIError(f"{shlex.join(argv)} failed with exit status {rc}: {(err or out).strip()}")
     return run
-
-
-def run(host, params: dict, result: dict) -> None:
-    """``host`` is the module's ``_ansible_glue.ModuleHost``."""
-    network = check_network_name(params["network"], "network")
-    cache_dir = params["cache_dir"]
-    warn_of_cache_dir(host, cache_dir)
-    record = read_record(cache_dir, network)
-    result.update(changed=False, record=record, path=record_path(cache_dir, network),
-                  chains=chain_names(network), changes=[])
-    if params["state"] == "present":
-        wanted = wanted_record(params, record)
-        plan = plan_present(host, cache_dir, record, wanted, params.get("address_v6"))
-    else:
-        plan = plan_absent(host, cache_dir, network, record)
-    result["changes"] = [step.description for step in plan.steps]
-    result["changed"] = bool(plan.steps)
-    if host.diff:
-        result["diff"] = {"before": _diff_text(plan.before), "after": _diff_text(plan.after)}
-    if host.check_mode:
-        return
-    for done, step in enumerate(plan.steps):
-        try:
-            step.apply()
-        except (CNIError, OSError):
-            result["changes"] = result["changes"][:done]  # what this run did before it failed
-            result["changed"] = done > 0
-            raise
-
-
-def _diff_text(lines: list) -> str:
-    return "".join(f"{line}\n" for line in lines)
 
 
 @dataclass(frozen=True)

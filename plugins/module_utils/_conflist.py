@@ -16,11 +16,13 @@ import stat
 from dataclasses import dataclass, field
 
 from ._errors import CNIError, ConfigError
-from ._plugin_rules._common import json_path
+from ._identifiers import is_plugin_file_name
 from ._result import select_version, version_key
 
 CONFLIST_EXTENSIONS = (".conflist",)
 SINGLE_CONF_EXTENSIONS = (".conf", ".json")
+# The files of a conf dir runtimes load networks from (the networks role's purge finds these too).
+CONF_FILE_EXTENSIONS = CONFLIST_EXTENSIONS + SINGLE_CONF_EXTENSIONS
 DROPIN_EXTENSION = ".conf"
 # The boolean flags of the envelope, and the name each goes by in NetworkList and the modules.
 FLAG_KEYS = {"disableCheck": "disable_check", "disableGC": "disable_gc",
@@ -30,6 +32,15 @@ ENVELOPE_OPTIONS = {"cni_version": "cniVersion", "cni_versions": "cniVersions",
                     **{option: key for key, option in FLAG_KEYS.items()}}
 # Every envelope key, in the order a conflist is rendered with.
 ENVELOPE_ORDER = ("cniVersion", "cniVersions", "name", *FLAG_KEYS, "plugins")
+# The envelope's rules as libcni loads a list, in the one wording both their users give them:
+# loading (below) raises the first a list breaks, validation's envelope layer reports each.
+NAME_MISSING = "is missing: a network needs a name"
+NOT_A_STRING = "must be a string"
+NOT_A_BOOLEAN = "must be a boolean"
+PLUGINS_NOT_A_LIST = "must be a non-empty list of plugin objects"
+PLUGINS_MISSING_WHILE_INLINE_ONLY = "is missing while loadOnlyInlinedPlugins is true"
+PLUGIN_NOT_AN_OBJECT = "must be an object"
+TYPE_MISSING = "is missing: every plugin needs a type"
 # Real conflists nest about six levels; Go reads 10,000, Python's parser about 1,000.
 MAX_JSON_DEPTH = 100
 # libcni reads a whole conf file into memory, however large (os.ReadFile). Real conflists hold a
@@ -125,14 +136,28 @@ class ConfDir:
         return network
 
 
-def _flag(raw: dict, key: str, where: str) -> bool:
-    """libcni accepts a JSON bool or the strings "true"/"false" in any case."""
-    value = raw.get(key, False)
+def flag_value(value) -> bool | None:
+    """An envelope flag as libcni reads it: a JSON bool, or the strings "true"/"false" in any
+    case; None when it is neither."""
     if isinstance(value, bool):
         return value
     if isinstance(value, str) and value.lower() in ("true", "false"):
         return value.lower() == "true"
-    raise ConfigError(f"{where}{key}", "must be a boolean", value)
+    return None
+
+
+def _flag(raw: dict, key: str, where: str) -> bool:
+    value = flag_value(raw.get(key, False))
+    if value is None:
+        raise ConfigError(f"{where}{key}", NOT_A_BOOLEAN, raw[key])
+    return value
+
+
+def _json_path(parts) -> str:
+    """``_plugin_rules._common.json_path``, imported when a document is refused: the plugins' rules
+    are loaded only by what needs them."""
+    from ._plugin_rules._common import json_path  # pylint: disable=import-outside-toplevel  # see the docstring
+    return json_path(parts)
 
 
 def go_json_problem(document) -> ConfigError | None:
@@ -144,11 +169,11 @@ def go_json_problem(document) -> ConfigError | None:
     while pending:
         node, parts, depth = pending.pop()
         if isinstance(node, float) and not math.isfinite(node):
-            return ConfigError(json_path(parts), "is not a finite number: Go's JSON decoder, which every runtime "
+            return ConfigError(_json_path(parts), "is not a finite number: Go's JSON decoder, which every runtime "
                                "uses, rejects NaN and Infinity", node)
         if isinstance(node, (dict, list)):
             if depth >= MAX_JSON_DEPTH:
-                return ConfigError(json_path(parts), TOO_DEEP)
+                return ConfigError(_json_path(parts), TOO_DEEP)
             children = node.items() if isinstance(node, dict) else enumerate(node)
             pending.extend((child, parts + (key,), depth + 1) for key, child in reversed(list(children)))
     return None
@@ -186,12 +211,33 @@ def _as_given(data: bytes | str | dict, where: str) -> tuple:
     return _decode(raw_bytes, where), raw_bytes
 
 
-def _check_plugin(plugin: object, path: str, type_path: str | None = None) -> dict:
+def _plugin_object(plugin: object, path: str, type_path: str | None = None) -> dict:
+    """``plugin``, once it is an object naming a type, as libcni loads one."""
     if not isinstance(plugin, dict):
-        raise ConfigError(path, "must be an object", plugin)
+        raise ConfigError(path, PLUGIN_NOT_AN_OBJECT, plugin)
     if not isinstance(plugin.get("type"), str) or not plugin.get("type"):
-        raise ConfigError(type_path or f"{path}.type", "is missing: every plugin needs a type", plugin.get("type"))
+        raise ConfigError(type_path or f"{path}.type", TYPE_MISSING, plugin.get("type"))
     return plugin
+
+
+def plugin_binaries(plugins) -> list:
+    """The binaries a list's plugin objects run: ``[(index, plugin, type, IPAM type or None)]``
+    for each object whose ``type`` can name a binary, with its IPAM section's type (which the
+    plugin runs), None when there is none or it can name no binary (validation reports those)."""
+    found = []
+    for index, plugin in enumerate(plugins if isinstance(plugins, list) else []):
+        if isinstance(plugin, dict) and is_plugin_file_name(plugin.get("type")):
+            ipam = plugin.get("ipam")
+            ipam_type = ipam.get("type") if isinstance(ipam, dict) else None
+            found.append((index, plugin, plugin["type"], ipam_type if is_plugin_file_name(ipam_type) else None))
+    return found
+
+
+def needed_binaries(plugins) -> list:
+    """The names of the binaries a list's plugin objects run, each once, plugins before IPAM."""
+    found = plugin_binaries(plugins)
+    names = [binary[2] for binary in found] + [binary[3] for binary in found if binary[3]]
+    return list(dict.fromkeys(names))
 
 
 def parse_network_list(data: bytes | str | dict, source: str | None = None, conf_dir: str | None = None) -> NetworkList:
@@ -206,10 +252,10 @@ def _network_list(raw: dict, raw_bytes: bytes, source: str | None, conf_dir: str
     prefix = f"{source}: " if source else ""
     name = raw.get("name")
     if not isinstance(name, str) or not name:
-        raise ConfigError(f"{prefix}name", "is missing: a network needs a name", name)
+        raise ConfigError(f"{prefix}name", NAME_MISSING, name)
     version = raw.get("cniVersion", "")
     if not isinstance(version, str):
-        raise ConfigError(f"{prefix}cniVersion", "must be a string", version)
+        raise ConfigError(f"{prefix}cniVersion", NOT_A_STRING, version)
     versions = raw.get("cniVersions")
     if versions is not None:
         if not isinstance(versions, list) or not all(isinstance(v, str) for v in versions):
@@ -222,12 +268,12 @@ def _network_list(raw: dict, raw_bytes: bytes, source: str | None, conf_dir: str
     flags = {attr: _flag(raw, key, prefix) for key, attr in FLAG_KEYS.items()}
     if "plugins" not in raw:
         if flags["load_only_inlined_plugins"]:
-            raise ConfigError(f"{prefix}plugins", "is missing while loadOnlyInlinedPlugins is true")
+            raise ConfigError(f"{prefix}plugins", PLUGINS_MISSING_WHILE_INLINE_ONLY)
         plugins = []
     elif not isinstance(raw["plugins"], list) or not raw["plugins"]:
-        raise ConfigError(f"{prefix}plugins", "must be a non-empty list of plugin objects", raw["plugins"])
+        raise ConfigError(f"{prefix}plugins", PLUGINS_NOT_A_LIST, raw["plugins"])
     else:
-        plugins = [_check_plugin(p, f"{prefix}plugins[{i}]") for i, p in enumerate(raw["plugins"])]
+        plugins = [_plugin_object(p, f"{prefix}plugins[{i}]") for i, p in enumerate(raw["plugins"])]
     if conf_dir is not None and not flags["load_only_inlined_plugins"]:
         plugins = plugins + _dropins(conf_dir, name)
     if not plugins:
@@ -263,7 +309,7 @@ def parse_network(data: bytes | str | dict, source: str) -> NetworkList:
 def parse_single_conf(conf: dict, source: str) -> NetworkList:
     """A deprecated single-plugin ``.conf``/``.json`` network (its decoded object), up-converted to
     a list as libcni does."""
-    listed = single_conf_as_list(_check_plugin(conf, source, f"{source}: type"))
+    listed = single_conf_as_list(_plugin_object(conf, source, f"{source}: type"))
     # Sorted keys: the bytes libcni's ConfListFromConf produces (and caches) from a Go map.
     return _network_list(listed, json.dumps(listed, separators=(",", ":"), sort_keys=True).encode(), source)
 
@@ -310,7 +356,7 @@ def read_conf_file(path: str) -> bytes:
 def _dropins(conf_dir: str, name: str) -> list:
     plugins = []
     for path in dropin_files(conf_dir, name):
-        plugins.append(_check_plugin(_decode(read_conf_file(path), path), path, f"{path}: type"))
+        plugins.append(_plugin_object(_decode(read_conf_file(path), path), path, f"{path}: type"))
     return plugins
 
 
@@ -325,7 +371,7 @@ def load_conf_dir(conf_dir: str) -> ConfDir:
     """Every network in ``conf_dir`` in libcni's order (sorted ``*.conflist``, then sorted
     ``*.conf``/``*.json``); a broken file becomes a LoadProblem instead of hiding the rest."""
     loaded = ConfDir()
-    for path in sorted(_files(conf_dir, CONFLIST_EXTENSIONS + SINGLE_CONF_EXTENSIONS), key=libcni_order):
+    for path in sorted(_files(conf_dir, CONF_FILE_EXTENSIONS), key=libcni_order):
         try:
             loaded.networks.append(_load_file(conf_dir, path))
         except (CNIError, OSError) as exc:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import http.client
 import math
 import os
 import re
@@ -23,14 +22,10 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
-from ._errors import CNIError, ConfigError
+from ._errors import ConfigError, ReleaseError
 
 DIGESTS = ("sha256", "sha512")
 CHUNK = 1 << 20
-
-
-class ReleaseError(CNIError):
-    """A source that cannot be used: download failure, checksum mismatch, unsafe tarball."""
 
 
 @dataclass(frozen=True)
@@ -218,6 +213,7 @@ def _socket_of(readable) -> socket.socket | None:
 def fetch_capped(fetch, url: str, limit: float, sink, seconds: float = math.inf) -> None:
     """The one way anything is downloaded: ``fetch(url)`` read into ``sink`` up to ``limit``
     bytes, all of it (connecting and the headers too) within ``seconds``."""
+    import http.client  # pylint: disable=import-outside-toplevel  # a converged install downloads nothing
     deadline = time.monotonic() + seconds
     try:
         with contextlib.closing(fetch(url)) as response:

@@ -13,9 +13,10 @@ network is being added or deleted. Before an ADD, the interface name must be fre
 namespace, so that neither the ADD nor its rollback touches an interface someone else made.
 
 Besides the spec's verbs it offers "delete as added" (DEL of a cached attachment with the
-configuration, netns and arguments of its ADD), reads of the cache, and which verbs a network's
-version allows (``available``). Adding a verb touches this file (its ``VERB_SINCE`` row and its
-method) and the module that offers it; see docs/engine.md."""
+configuration, netns and arguments of its ADD), the result cache it keeps (``cache``, a
+``_cache.ResultCache``), and which verbs a network's version allows (``available``). Adding a verb
+touches this file (its ``VERB_INTRODUCED_IN`` row and its method) and the module that offers it;
+see docs/engine.md."""
 
 from __future__ import annotations
 
@@ -23,9 +24,9 @@ import dataclasses
 import ipaddress
 import json
 import threading
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 
-from . import _cache
+from ._cache import CacheEntry, CacheError, ResultCache, attachment_identity
 from ._conflist import NetworkList, as_libcni_passes, parse_network_list
 from ._defaults import DEFAULT_IFNAME, DEFAULT_TIMEOUT
 from ._errors import CNIError, ConfigError, DeleteError, OperationError, PluginError, RollbackFailedAlikeError
@@ -36,9 +37,21 @@ from ._plugin_rules._common import binary_releases
 from ._result import ResultError, convert, family, summarise, supports
 
 # The spec version that brought each verb: a list at an older version cannot run it.
-VERB_SINCE = {"ADD": "0.1.0", "DEL": "0.1.0", "CHECK": "0.4.0", "GC": "1.1.0", "STATUS": "1.1.0"}
-DEL_PREV_RESULT_SINCE = "0.4.0"  # DEL carries the cached result as prevResult from the version that brought CHECK
+VERB_INTRODUCED_IN = {"ADD": "0.1.0", "DEL": "0.1.0", "CHECK": "0.4.0", "GC": "1.1.0", "STATUS": "1.1.0"}
+# DEL carries the cached result as prevResult from the version that brought CHECK.
+DEL_PREV_RESULT_INTRODUCED_IN = "0.4.0"
 STATUS_CODES = {50: "not ready", 51: "degraded"}
+
+# Why an ADD's intent marker can outlive it: the words of every message about one.
+UNFINISHED_ADD_CAUSES = "its run was stopped, or its rollback failed"
+
+
+def left_by_unfinished_add(marker: str) -> str:
+    """What an ADD that did not finish, whose intent marker is at ``marker``, means for the host
+    and for the attachment's next run."""
+    return (f"what the plugins made may be left on the host (an interface, an address, rules); the intent marker "
+            f"{marker} records it, and the next cni_attach of this attachment (state present or absent) DELs it first")
+
 
 _RULES_IMPORT = threading.Lock()
 
@@ -75,32 +88,86 @@ class CheckReport:
 
 
 @dataclass
+class GCReport:
+    """What GC did: ``deleted``, the identities (``CacheEntry.identity``) of the attachments it
+    DELeted; ``errors``, each failure as ``CNIError.to_dict`` gives it; ``skipped`` when
+    ``disableGC`` kept it from running."""
+
+    deleted: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+    skipped: bool = False
+
+
+@dataclass(frozen=True)
+class PluginStatus:
+    """One plugin's STATUS: ``state`` is ``ready``, ``not ready`` (code 50), ``degraded`` (51) or
+    ``error`` (any other failure); ``plugin`` is None when the list could not be asked at all."""
+
+    plugin: str | None
+    ready: bool = True
+    state: str = "ready"
+    code: int | None = None
+    msg: str = ""
+
+    @classmethod
+    def failed(cls, plugin: str | None, code: int | None, msg: str) -> PluginStatus:
+        return cls(plugin, ready=False, state=STATUS_CODES.get(code, "error"), code=code, msg=msg)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
 class Attachment:
     """One attachment of network ``network``: the runtime parameters of libcni's RuntimeConf,
-    and with the network's name, its key."""
+    complete when made. The constructor checks the names (errors name them as
+    ``<option_prefix>container_id`` etc.) and computes, once, what the verbs hand the plugins
+    and the cache: ``key`` (an ``AttachmentKey``), ``canonical_netns`` (one spelling per
+    namespace), ``cni_args_string`` (CNI_ARGS) and ``libcni_capability_args`` (the capability
+    arguments with numbers as libcni passes them). ``cni_args`` is a tuple of (key, value)
+    pairs."""
 
     network: str
     container_id: str
     netns: str
     ifname: str = DEFAULT_IFNAME
-    cni_args: list = field(default_factory=list)  # [[key, value], ...]
+    cni_args: tuple = ()
     capability_args: dict = field(default_factory=dict)
+    option_prefix: InitVar[str] = ""
+    key: AttachmentKey = field(init=False, repr=False, compare=False)
+    canonical_netns: str = field(init=False, repr=False, compare=False)
+    cni_args_string: str = field(init=False, repr=False, compare=False)
+    libcni_capability_args: dict = field(init=False, repr=False, compare=False)
 
-    def check(self, prefix: str = "") -> None:
-        """Check the container ID and ifname; errors name them as ``<prefix>container_id`` etc."""
-        check_container_id(self.container_id, f"{prefix}container_id")
-        check_ifname(self.ifname, f"{prefix}ifname")
-
-    @property
-    def key(self) -> AttachmentKey:
-        """The key of this attachment (network, container ID, ifname), checked."""
-        return AttachmentKey(self.network, self.container_id, self.ifname)
+    def __post_init__(self, option_prefix: str) -> None:
+        check_network_name(self.network, f"{option_prefix}network")
+        check_container_id(self.container_id, f"{option_prefix}container_id")
+        check_ifname(self.ifname, f"{option_prefix}ifname")
+        pairs = tuple(tuple(pair) for pair in self.cni_args)
+        derived = {"cni_args": pairs, "key": AttachmentKey(self.network, self.container_id, self.ifname),
+                   "canonical_netns": canonical_netns(self.netns), "cni_args_string": cni_args_string(pairs),
+                   "libcni_capability_args": as_libcni_passes(self.capability_args)}
+        for name, value in derived.items():
+            object.__setattr__(self, name, value)  # frozen: set once, here
 
     @classmethod
-    def from_cache(cls, entry: _cache.CacheEntry, netns: str = "") -> Attachment:
+    def from_cache(cls, entry: CacheEntry, netns: str = "") -> Attachment:
         """The attachment as its ADD made it; ``netns`` stands in where the entry names none."""
         return cls(entry.network, entry.container_id, entry.effective_netns or netns, entry.ifname, entry.cni_args,
                    entry.capability_args)
+
+    def identity(self) -> dict:
+        """The attachment as the modules return it (``_cache.attachment_identity``)."""
+        return attachment_identity(self.network, self.container_id, self.ifname, self.netns)
+
+    def with_requested_ips(self, requested_ips: list | None) -> Attachment:
+        """The attachment as the plugins see it when addresses are requested: CNI_ARGS ``IP``, with
+        ``IgnoreUnknown`` so that the plugins that do not read ``IP`` accept it."""
+        if not requested_ips:
+            return self
+        args = [pair for pair in self.cni_args if pair[0] not in ("IP", "IgnoreUnknown")]
+        args += [("IgnoreUnknown", "1"), ("IP", ",".join(requested_ips))]
+        return dataclasses.replace(self, cni_args=tuple(args))
 
 
 class InterfaceInUseError(CNIError):
@@ -109,20 +176,21 @@ class InterfaceInUseError(CNIError):
 
 class Engine:
     """Runs network lists against plugin binaries found along ``cni_path``, keeping libcni's
-    result cache in ``cache_dir``. ``executor`` stands in for the plugin runner built from
-    ``cni_path`` and ``timeout`` (tests hand it a fake)."""
+    result cache in ``cache_dir`` (``cache``, which callers read). ``executor`` stands in for
+    the plugin runner built from ``cni_path`` and ``timeout`` (tests hand it a fake)."""
 
     def __init__(self, cni_path: list, cache_dir: str, timeout: float = DEFAULT_TIMEOUT,
                  executor: Executor | None = None):
         self.executor = executor or PluginExecutor(cni_path, timeout)
-        self.cache_dir = cache_dir
+        self.cache = ResultCache(cache_dir)
 
-    # -- versions and requests -------------------------------------------------------------
+    # -- versions --------------------------------------------------------------------------
 
     def available(self, network: NetworkList, verb: str) -> bool:
-        """Whether ``network``, at the version it runs at, has ``verb`` (a key of ``VERB_SINCE``).
-        ``disableCheck`` and ``disableGC`` are the list's own choice, not availability."""
-        return supports(self.version_of(network), VERB_SINCE[verb])
+        """Whether ``network``, at the version it runs at, has ``verb`` (a key of
+        ``VERB_INTRODUCED_IN``). ``disableCheck`` and ``disableGC`` are the list's own choice, not
+        availability."""
+        return supports(self.version_of(network), VERB_INTRODUCED_IN[verb])
 
     def version_of(self, network: NetworkList) -> str:
         """The version to run at; with ``cniVersions``, one every plugin binary supports (by its
@@ -137,32 +205,13 @@ class Engine:
         except CNIError:
             return network.version()
 
-    @staticmethod
-    def build_request(network: NetworkList, plugin: dict, version: str, prev_result: dict | None = None,
-                      attachment: Attachment | None = None, extra: dict | None = None) -> bytes:
-        """A plugin's stdin: its object plus name, cniVersion, prevResult (converted to the
-        list's version) and runtimeConfig (the enabled capabilities the caller supplied)."""
-        request = dict(plugin)
-        request["name"] = network.name
-        request["cniVersion"] = version
-        if prev_result is not None:
-            request["prevResult"] = convert(prev_result, version)
-        if attachment is not None:
-            enabled = plugin.get("capabilities") or {}
-            runtime = {cap: value for cap, value in attachment.capability_args.items() if enabled.get(cap) is True}
-            if runtime:
-                request["runtimeConfig"] = as_libcni_passes(runtime)
-        request.update(extra or {})
-        # Sorted keys, as libcni's map round-trip sends them.
-        return json.dumps(request, sort_keys=True).encode()
-
     def _call(self, network: NetworkList, plugin: dict, verb: str, version: str,
               attachment: Attachment | None = None, prev_result: dict | None = None, extra: dict | None = None) -> bytes:
-        stdin = self.build_request(network, plugin, version, prev_result, attachment, extra)
+        stdin = build_request(network, plugin, version, prev_result, attachment, extra)
         if attachment is None:
             return self.executor.call(plugin["type"], verb, stdin)
         return self.executor.call(plugin["type"], verb, stdin, attachment.container_id, attachment.netns,
-                                  attachment.ifname, cni_args_string(attachment.cni_args))
+                                  attachment.ifname, attachment.cni_args_string)
 
     # -- ADD -------------------------------------------------------------------------------
 
@@ -175,66 +224,45 @@ class Engine:
         interrupted earlier (its intent marker is still there) is DELeted before this one starts.
         ``requested_ips`` asks the IPAM for these addresses (CNI_ARGS ``IP``, which an IPAM that
         honours requested addresses reads); the cache records the attachment's own arguments."""
-        key = _key(network, attachment)
+        key = _key_in(network, attachment)
         version = self.version_of(network)
-        calls = _with_requested_ips(attachment, requested_ips)
-        with _cache.attachment_lock(self.cache_dir, key), \
-                _cache.interface_lock(self.cache_dir, canonical_netns(attachment.netns), attachment.ifname):
-            if _cache.is_pending(self.cache_dir, key):
+        as_sent = attachment.with_requested_ips(requested_ips)
+        with self.cache.lock(key), self.cache.lock_interface(attachment.canonical_netns, attachment.ifname):
+            if self.cache.is_pending(key):
                 errors = self._delete_plugins(network, version, attachment, None)
                 if errors:
                     raise OperationError(f"cannot clean up an interrupted ADD of network {network.name}",
                                          errors[0], errors[1:])
-            self.refuse_taken_ifname(network, attachment)
-            _cache.mark_pending(self.cache_dir, key)
+            refuse_taken_ifname(self.cache, network, attachment)
+            self.cache.mark_pending(key)
             result = None
             try:
                 for plugin in network.plugins:
-                    result = self._parse_result(plugin, self._call(network, plugin, "ADD", version, calls, result), version)
+                    result = self._parse_result(plugin, self._call(network, plugin, "ADD", version, as_sent, result), version)
                 final = convert(result, version)  # a result the list's version cannot hold fails the ADD
-                _cache.write_entry(self.cache_dir, _cache.CacheEntry(
+                self.cache.write(CacheEntry(
                     network.name, attachment.container_id, attachment.ifname, config=network.raw_bytes,
                     netns=attachment.netns, cni_args=attachment.cni_args,
                     capability_args=attachment.capability_args, result=result, managed=True))
             except (CNIError, OSError) as exc:
                 cause = exc if isinstance(exc, CNIError) else CNIError(f"cannot write the result cache: {exc}")
-                rollback_errors = self._delete_plugins(network, version, calls, result)
+                rollback_errors = self._delete_plugins(network, version, as_sent, result)
                 if not rollback_errors:
-                    _cache.clear_pending(self.cache_dir, key)
+                    self.cache.clear_pending(key)
                     raise OperationError(f"ADD of network {network.name} failed and was rolled back", cause) from exc
                 raise self._rollback_failed(network, key, cause, rollback_errors) from exc
-            _cache.clear_pending(self.cache_dir, key)
+            self.cache.clear_pending(key)
         return final
 
     def _rollback_failed(self, network: NetworkList, key: AttachmentKey, cause: CNIError,
                          rollback_errors: list) -> OperationError:
         """The error of an ADD whose rollback failed: what the plugins made may be left, and the
         intent marker, which stays, makes the next ADD or DEL of the attachment DEL it first."""
-        # The wording's home, _attach_records, imports this module.
-        from ._attach_records import left_by_unfinished_add  # pylint: disable=import-outside-toplevel
-        left = left_by_unfinished_add(_cache.pending_path(self.cache_dir, key))
+        left = left_by_unfinished_add(self.cache.pending_marker(key))
         if RollbackFailedAlikeError.applies(cause, rollback_errors):
             return RollbackFailedAlikeError(f"ADD of network {network.name} failed, and its rollback (DEL) failed "
                                             "the same way", cause, rollback_errors, left)
         return OperationError(f"ADD of network {network.name} failed", cause, rollback_errors, left)
-
-    def refuse_taken_ifname(self, network: NetworkList, attachment: Attachment) -> None:
-        """InterfaceInUseError when ``attachment.ifname`` already exists in the namespace, unless
-        the list configures an existing interface (as on the ``lo`` every namespace has) rather
-        than creating one: the rules registry says which."""
-        if not interface_exists(attachment.netns, attachment.ifname):
-            return
-        if plugin_rules().configures_existing_interface(network.plugins):
-            return
-        netns = canonical_netns(attachment.netns)
-        entries, _problems = _cache.list_entries(self.cache_dir)
-        owners = [f"network {e.network} (container ID {e.container_id})" for e in entries
-                  if e.ifname == attachment.ifname and canonical_netns(e.effective_netns) == netns]
-        owner = f"it belongs to {', '.join(owners)}" if owners else "no cached attachment names it"
-        raise InterfaceInUseError(
-            f"cannot attach network {network.name}: interface {attachment.ifname} already exists in network "
-            f"namespace {attachment.netns} ({owner}); nothing was changed. Choose another ifname, or detach "
-            "what holds it first")
 
     @staticmethod
     def _parse_result(plugin: dict, stdout: bytes, version: str) -> dict:
@@ -261,41 +289,41 @@ class Engine:
         one fails (DEL is best effort), and the cache entry is kept for a retry if any failed.
         Returns whether a cache entry (usable or not) existed."""
         version = self.version_of(network)
-        with _cache.attachment_lock(self.cache_dir, _key(network, attachment)):
+        with self.cache.lock(_key_in(network, attachment)):
             return self._delete_unlocked(network, version, attachment)
 
-    def delete_as_added(self, entry: _cache.CacheEntry, netns: str = "") -> bool:
+    def delete_as_added(self, entry: CacheEntry, netns: str = "") -> bool:
         """DEL the attachment of a cache entry with what its ADD used: the cached configuration,
         netns (``netns`` stands in where the entry names none) and arguments. As :meth:`delete`."""
-        with _cache.attachment_lock(self.cache_dir, entry.key):
+        with self.cache.lock(entry.key):
             return self._delete_as_added_unlocked(entry, netns)
 
-    def _delete_as_added_unlocked(self, entry: _cache.CacheEntry, netns: str = "") -> bool:
-        network = self.cached_network(entry)
+    def _delete_as_added_unlocked(self, entry: CacheEntry, netns: str = "") -> bool:
+        network = network_at_add(entry)
         return self._delete_unlocked(network, self.version_of(network), Attachment.from_cache(entry, netns))
 
     def _delete_unlocked(self, network: NetworkList, version: str, attachment: Attachment) -> bool:
-        key = _key(network, attachment)
+        key = _key_in(network, attachment)
         cached_result, existed = self._tolerant_cached_result(key)
         errors = self._delete_plugins(network, version, attachment, cached_result)
         if errors:
             raise DeleteError(f"DEL of network {network.name} failed (the cache entry is kept for a retry)",
                               errors[0], errors[1:])
-        _cache.delete_entry(self.cache_dir, key)
-        _cache.clear_pending(self.cache_dir, key)
+        self.cache.delete(key)
+        self.cache.clear_pending(key)
         return existed
 
     def _tolerant_cached_result(self, key: AttachmentKey) -> tuple:
         try:
-            entry = _cache.read_entry(self.cache_dir, key)
-        except _cache.CacheError:
+            entry = self.cache.read(key)
+        except CacheError:
             return None, True
         return (entry.result if entry else None), entry is not None
 
     def _delete_plugins(self, network: NetworkList, version: str, attachment: Attachment,
                         prev_result: dict | None) -> list:
         """DEL each plugin in reverse order; return the errors instead of stopping at one."""
-        if prev_result is not None and not supports(version, DEL_PREV_RESULT_SINCE):
+        if prev_result is not None and not supports(version, DEL_PREV_RESULT_INTRODUCED_IN):
             prev_result = None  # before 0.4.0 DEL carries no prevResult
         if prev_result is not None:
             try:
@@ -314,16 +342,16 @@ class Engine:
 
     def check(self, network: NetworkList, attachment: Attachment) -> CheckReport:
         """CHECK every plugin, in order, with the cached result; raise at the first failure."""
-        key = _key(network, attachment)
+        key = _key_in(network, attachment)
         version = self.version_of(network)
-        if not supports(version, VERB_SINCE["CHECK"]):
+        if not supports(version, VERB_INTRODUCED_IN["CHECK"]):
             raise CheckNotAvailable(f"CHECK is not available for network {network.name} at cniVersion {version} "
-                                    f"(it needs {VERB_SINCE['CHECK']} or later)")
+                                    f"(it needs {VERB_INTRODUCED_IN['CHECK']} or later)")
         if network.disable_check:
             return CheckReport(ran=False)
         report = CheckReport(ran=True)
-        with _cache.attachment_lock(self.cache_dir, key):
-            entry = _cache.read_entry(self.cache_dir, key)
+        with self.cache.lock(key):
+            entry = self.cache.read(key)
             if entry is None or entry.result is None:
                 raise CheckNotAvailable(f"nothing to CHECK: no cached result for {attachment.container_id}/"
                                         f"{attachment.ifname} on network {network.name}")
@@ -334,7 +362,7 @@ class Engine:
                         verify_in_place(attachment, entry.result)
                     report.withheld.update(withheld)
                     continue
-                self._check_plugin(network, plugin, version, attachment, entry.result, report)
+                self._check_one_plugin(network, plugin, version, attachment, entry.result, report)
         return report
 
     def _withheld_check(self, plugin: dict) -> dict:
@@ -354,8 +382,9 @@ class Engine:
                     f"instead; plugins v{defect.fixed_in} and later can be CHECKed")
         return withheld
 
-    def _check_plugin(self, network: NetworkList, plugin: dict, version: str, attachment: Attachment,
-                      prev_result: dict, report: CheckReport) -> None:
+    def _check_one_plugin(self, network: NetworkList, plugin: dict, version: str, attachment: Attachment,
+                          prev_result: dict, report: CheckReport) -> None:
+        """CHECK ``plugin``, tolerating (into ``report``) a failure that is a known defect of it."""
         try:
             self._call(network, plugin, "CHECK", version, attachment, prev_result)
             return
@@ -374,62 +403,50 @@ class Engine:
             return
         raise error
 
-    def tidy(self) -> None:
-        """Delete our lock files nobody holds, and the lock and intent-marker directories once
-        empty, so that a host whose attachments are all gone keeps no trace of ours. The verbs
-        leave them for the next verb: a caller tidies once, when its work is done (creating and
-        deleting them around every verb cost each ADD+DEL about 1.5 ms of file system work)."""
-        _cache.remove_idle_lock_files(self.cache_dir)
-
     # -- GC and STATUS ---------------------------------------------------------------------
 
-    def cached_attachments(self, network_name: str | None = None) -> tuple:
-        """Cached attachments (of one network, or all) and the unusable cache files."""
-        return _cache.list_entries(self.cache_dir, network_name)
-
-    def gc(self, network: NetworkList, valid_attachments: list, keep=None) -> dict:
+    def gc(self, network: NetworkList | str, valid_attachments: list, keep=None) -> GCReport:
         """DEL every cached attachment of ``network`` not in ``valid_attachments`` (pairs of
         container ID and ifname), then send GC to each plugin (1.1.0 and later).
+
+        ``network`` may be only the name of a network that no configuration declares any more,
+        known from its cache entries: each attachment is then DELeted with the configuration
+        cached at its ADD, and no GC is sent (there is no current list to send it to).
 
         ``keep``, a predicate on cache entries, adds the entries it accepts to the valid set;
         it is evaluated under the GC lock, so an attachment added meanwhile is judged too.
         Errors are collected, not raised at the first: the report lists what was deleted and
-        every error. Nothing happens when ``disableGC`` is set."""
-        check_network_name(network.name, "network")
-        report = {"deleted": [], "errors": [], "skipped": network.disable_gc}
-        if network.disable_gc:
+        every error. Nothing happens when ``disableGC`` is set. The cache is tidied after."""
+        declared = isinstance(network, NetworkList)
+        network_name = network.name if declared else network
+        check_network_name(network_name, "network")
+        if declared and network.disable_gc:
+            return GCReport(skipped=True)
+        report = GCReport()
+        if not declared:
+            with self.cache.lock_for_gc(network_name):
+                self._delete_stale(network_name, valid_attachments, keep, report, self._delete_as_added_unlocked)
+            self.cache.tidy()
             return report
         version = self.version_of(network)
-        with _cache.network_gc_lock(self.cache_dir, network.name):
-            valid = self._delete_stale(network.name, valid_attachments, keep, report,
+        with self.cache.lock_for_gc(network_name):
+            valid = self._delete_stale(network_name, valid_attachments, keep, report,
                                        lambda entry: self._delete_unlocked(network, version, Attachment.from_cache(entry)))
-            if supports(version, VERB_SINCE["GC"]):
+            if supports(version, VERB_INTRODUCED_IN["GC"]):
                 for plugin in network.plugins:
                     try:
                         self._call(network, plugin, "GC", version,
                                    extra={"cni.dev/valid-attachments": valid, "cni.dev/attachments": valid})
                     except CNIError as exc:
-                        report["errors"].append(exc.to_dict())
-        self.tidy()
+                        report.errors.append(exc.to_dict())
+        self.cache.tidy()
         return report
 
-    def gc_orphaned(self, network_name: str, keep) -> dict:
-        """GC of a network that no configuration declares any more, known only from its cache
-        entries: each attachment that ``keep`` (a predicate on cache entries, judged under the GC
-        lock) does not accept is DELeted with the configuration cached at its ADD. No GC is
-        sent: there is no current list to send it to."""
-        check_network_name(network_name, "network")
-        report = {"deleted": [], "errors": []}
-        with _cache.network_gc_lock(self.cache_dir, network_name):
-            self._delete_stale(network_name, [], keep, report, self._delete_as_added_unlocked)
-        self.tidy()
-        return report
-
-    def _delete_stale(self, network_name: str, valid_attachments: list, keep, report: dict, delete) -> list:
+    def _delete_stale(self, network_name: str, valid_attachments: list, keep, report: GCReport, delete) -> list:
         """Under the network's GC lock: DEL every cached attachment neither in
         ``valid_attachments`` nor accepted by ``keep`` with ``delete(entry)``, into ``report``.
         Returns the valid set as GC sends it."""
-        entries, problems = _cache.list_entries(self.cache_dir, network_name)
+        entries, problems = self.cache.entries(network_name)
         kept = [(e.container_id, e.ifname) for e in entries if keep is not None and keep(e)]
         # A file nobody can read may be a live container's (a runtime crashed writing it): valid.
         unreadable = [pair for problem in problems for pair in problem.keys(network_name)]
@@ -440,58 +457,78 @@ class Engine:
                 continue
             try:
                 delete(entry)
-                report["deleted"].append({"container_id": entry.container_id, "ifname": entry.ifname,
-                                          "netns": entry.effective_netns, "managed": entry.managed})
+                report.deleted.append(entry.identity())
             except CNIError as exc:
-                report["errors"].append(exc.to_dict())
+                report.errors.append(exc.to_dict())
         return valid
 
-    def status(self, network: NetworkList) -> list:
-        """Each plugin's STATUS (1.1.0 and later): ready, or the code and message it gave."""
+    def status(self, network: NetworkList) -> list | None:
+        """Each plugin's STATUS (a ``PluginStatus``, 1.1.0 and later): ready, or the code and
+        message it gave; None where the list's version predates STATUS."""
         if not self.available(network, "STATUS"):
-            return []
+            return None
         version = self.version_of(network)
         statuses = []
         for plugin in network.plugins:
-            state = {"plugin": plugin["type"], "ready": True, "state": "ready", "code": None, "msg": ""}
             try:
                 self._call(network, plugin, "STATUS", version)
             except PluginError as exc:
-                state.update(ready=False, code=exc.code, msg=exc.msg,
-                             state=STATUS_CODES.get(exc.code, "error"))
-            statuses.append(state)
+                statuses.append(PluginStatus.failed(plugin["type"], exc.code, exc.msg))
+                continue
+            statuses.append(PluginStatus(plugin["type"]))
         return statuses
 
-    # -- the cache, for callers deciding what to do ------------------------------------------
 
-    def cached_entry(self, attachment: Attachment) -> _cache.CacheEntry | None:
-        """The cache entry of an attachment; CacheError when the file is unusable."""
-        return _cache.read_entry(self.cache_dir, attachment.key)
+def build_request(network: NetworkList, plugin: dict, version: str, prev_result: dict | None = None,
+                  attachment: Attachment | None = None, extra: dict | None = None) -> bytes:
+    """A plugin's stdin: its object plus name, cniVersion, prevResult (converted to the
+    list's version) and runtimeConfig (the enabled capabilities the caller supplied)."""
+    request = dict(plugin)
+    request["name"] = network.name
+    request["cniVersion"] = version
+    if prev_result is not None:
+        request["prevResult"] = convert(prev_result, version)
+    if attachment is not None:
+        enabled = plugin.get("capabilities") or {}
+        runtime = {cap: value for cap, value in attachment.libcni_capability_args.items() if enabled.get(cap) is True}
+        if runtime:
+            request["runtimeConfig"] = runtime
+    request.update(extra or {})
+    # Sorted keys, as libcni's map round-trip sends them.
+    return json.dumps(request, sort_keys=True).encode()
 
-    @staticmethod
-    def cached_network(entry: _cache.CacheEntry) -> NetworkList:
-        """The network list as it was at ADD, from the entry's cached config bytes."""
-        return parse_network_list(entry.config, source=entry.path)
+
+def refuse_taken_ifname(cache: ResultCache, network: NetworkList, attachment: Attachment) -> None:
+    """InterfaceInUseError when ``attachment.ifname`` already exists in the namespace, unless
+    the list configures an existing interface (as on the ``lo`` every namespace has) rather
+    than creating one: the rules registry says which. The error names the attachments ``cache``
+    holds there. ADD asks it, and check mode, predicting an ADD."""
+    if not interface_exists(attachment.netns, attachment.ifname):
+        return
+    if plugin_rules().configures_existing_interface(network.plugins):
+        return
+    entries, _problems = cache.entries()
+    owners = [f"network {e.network} (container ID {e.container_id})" for e in entries
+              if e.ifname == attachment.ifname and canonical_netns(e.effective_netns) == attachment.canonical_netns]
+    owner = f"it belongs to {', '.join(owners)}" if owners else "no cached attachment names it"
+    raise InterfaceInUseError(
+        f"cannot attach network {network.name}: interface {attachment.ifname} already exists in network "
+        f"namespace {attachment.netns} ({owner}); nothing was changed. Choose another ifname, or detach "
+        "what holds it first")
 
 
-def _key(network: NetworkList, attachment: Attachment) -> AttachmentKey:
+def network_at_add(entry: CacheEntry) -> NetworkList:
+    """The network list as it was at ADD, from the entry's cached config bytes."""
+    return parse_network_list(entry.config, source=entry.path)
+
+
+def _key_in(network: NetworkList, attachment: Attachment) -> AttachmentKey:
     """The attachment's key, which must be of the list the verb runs: the cache entry is written
     under the key, the requests carry the list's name."""
-    key = attachment.key
-    if key.network != network.name:
-        raise ConfigError("network", f"the attachment is of network {key.network}, the verb runs network {network.name}",
-                          network.name)
-    return key
-
-
-def _with_requested_ips(attachment: Attachment, requested_ips: list | None) -> Attachment:
-    """The attachment as the plugins see it when addresses are requested: CNI_ARGS ``IP``, with
-    ``IgnoreUnknown`` so that the plugins that do not read ``IP`` accept it."""
-    if not requested_ips:
-        return attachment
-    args = [pair for pair in attachment.cni_args if pair[0] not in ("IP", "IgnoreUnknown")]
-    args += [["IgnoreUnknown", "1"], ["IP", ",".join(requested_ips)]]
-    return dataclasses.replace(attachment, cni_args=args)
+    if attachment.network != network.name:
+        raise ConfigError("network", f"the attachment is of network {attachment.network}, the verb runs network "
+                          f"{network.name}", network.name)
+    return attachment.key
 
 
 def verify_in_place(attachment: Attachment, result: dict) -> None:

@@ -24,6 +24,11 @@ def error_result(error: Exception) -> dict:
     return {"msg": details.pop("msg"), "error": details}
 
 
+class ReleaseError(CNIError):
+    """A source that cannot be used: download failure, checksum mismatch, unsafe tarball, an
+    unreadable installer's manifest."""
+
+
 class ConfigError(CNIError):
     """Bad input: names where it is (an option or a JSON path) and the offending value."""
 

@@ -31,12 +31,15 @@ from ._binaries import identity, recorded_versions
 from ._defaults import DEFAULT_TIMEOUT
 from ._errors import CNIError, ConfigError, PluginError, PluginNotFoundError
 from ._identifiers import check_plugin_type
+from ._manifest_file import REFERENCE_SET, binary_set, is_release_version, manifest_path, read_manifest
+from ._result import HIGHEST_VERSION
 
 TERMINATE_GRACE = 2.0  # seconds between SIGTERM and SIGKILL for a plugin past its timeout
 TEXT_BUSY_RETRIES = 5  # a binary being replaced while we exec it answers ETXTBSY for a moment
 OUTPUT_EXCERPT = 2000  # characters of unparseable output quoted in an error
 
-VERSION_PROBE_STDIN = b'{"cniVersion":"1.1.0"}'
+# A VERSION request at the highest spec version, as libcni's GetVersionInfo sends it.
+VERSION_PROBE_STDIN = json.dumps({"cniVersion": HIGHEST_VERSION}, separators=(",", ":")).encode()
 # libcni's GetVersionInfo fills CNI_NETNS, CNI_IFNAME and CNI_PATH with this placeholder, because
 # plugins built against an older skel refuse to run without them. We send the very request a
 # runtime sends, so a plugin answers us as it answers containerd or CRI-O.
@@ -44,6 +47,7 @@ VERSION_PROBE_PLACEHOLDER = "dummy"
 # Debian's package of the reference plugins, and where it puts them: the release of a binary
 # there is the package's version.
 DISTRO_PACKAGE = ("containernetworking-plugins", "/usr/lib/cni")
+DPKG_STATUS = "/var/lib/dpkg/status"  # where dpkg-query reads which version of a package is installed
 # The dynamic loader's refusal of a binary linked against a newer glibc than the host's (Debian's
 # plugins 1.1.1 and 1.9.1 need 2.32 and 2.34; Debian 11 has 2.31).
 GLIBC_MISSING_RE = re.compile(rb"version `GLIBC_([0-9]+(?:\.[0-9]+)*)' not found")
@@ -277,6 +281,18 @@ class Executor(Protocol):
     def binary_release(self, path: str) -> str | None:
         """The release the binary at ``path`` is, None when nothing says."""
 
+    def release_evidence(self, path: str) -> list:
+        """The identities of the files ``binary_release(path)`` reads its answer from: a
+        remembered answer holds while they are unchanged."""
+
+    def installed_set(self, path: str) -> tuple:
+        """(set name, set) of the cnikit manifest beside the binary at ``path`` that lists it;
+        (None, None) when none does."""
+
+    def manifest_problem(self, directory: str) -> str | None:
+        """Why the cnikit manifest of ``directory`` could not be read; None when it could, or
+        there is none."""
+
 
 def check_cni_path(cni_path: list) -> list:
     """The plugin directories, each absolute: a relative one would be looked up from the module's
@@ -302,7 +318,7 @@ class PluginExecutor(Executor):
         # Read once: walking os.environ (decoding every variable) cost each call 50 µs.
         self._inherited = inherited_env()
         self._versions: dict = {}  # (path, identity) -> VERSION answer
-        self._manifests: dict = {}  # directory -> its cnikit manifest, or None
+        self._manifests: dict = {}  # directory -> (its cnikit manifest or None, why unreadable or None)
 
     def find(self, plugin_type: str) -> str:
         return find_plugin(plugin_type, self.cni_path)
@@ -329,9 +345,8 @@ class PluginExecutor(Executor):
     def binary_release(self, path: str) -> str | None:
         """The version the reference set of a cnikit manifest beside the binary records, or the
         version of the distribution package that owns it."""
-        from ._manifest import REFERENCE_SET, binary_set, is_release_version  # pylint: disable=import-outside-toplevel  # _manifest imports this module
-        directory, name = os.path.split(path)
-        set_name, plugin_set = binary_set(self._manifest(directory), name)
+        directory = os.path.dirname(path)
+        set_name, plugin_set = self.installed_set(path)
         # Only the reference set's version is a release of the reference plugins; flannel's
         # v1.9.1-flannel1 or a site's 2024.1 says nothing about which checks apply. Nor does a
         # source's content digest, or a label recorded before the set took release versions only.
@@ -345,13 +360,26 @@ class PluginExecutor(Executor):
     def _distro_package_release(self) -> str | None:
         return _distro_release(self._run_command)
 
-    def _manifest(self, directory: str) -> dict | None:
-        """The cnikit manifest of ``directory``, read once; an unreadable one lists nothing here
-        (cni_info warns about it)."""
-        from ._manifest import read_manifest  # pylint: disable=import-outside-toplevel  # as in binary_release
+    def release_evidence(self, path: str) -> list:
+        directory = os.path.dirname(path)
+        evidence = [identity(manifest_path(directory))]
+        if directory == DISTRO_PACKAGE[1] and self._run_command is not None:
+            evidence.append(identity(DPKG_STATUS))  # dpkg-query's answer, from the package database
+        return evidence
+
+    def installed_set(self, path: str) -> tuple:
+        directory, name = os.path.split(path)
+        return binary_set(self._manifest(directory)[0], name)
+
+    def manifest_problem(self, directory: str) -> str | None:
+        return self._manifest(directory)[1]
+
+    def _manifest(self, directory: str) -> tuple:
+        """(the cnikit manifest of ``directory`` or None, why it could not be read or None), read
+        once; an unreadable one lists nothing."""
         if directory not in self._manifests:
             try:
-                self._manifests[directory] = read_manifest(directory)
-            except (CNIError, OSError):
-                self._manifests[directory] = None
+                self._manifests[directory] = (read_manifest(directory), None)
+            except (CNIError, OSError) as exc:
+                self._manifests[directory] = (None, str(exc))
         return self._manifests[directory]

@@ -5,25 +5,20 @@
 # This module_utils is PRIVATE and should only be used by this collection.
 # It may change at any time, without notice.
 """cni_info's read-only facts: plugins and their versions, networks and their validity,
-cached attachments, named namespaces, the host's records of routed networks; and its task
-(ARGUMENT_SPEC and run), gathering them."""
+cached attachments, named namespaces, the host's records of routed networks (cni_info's task is
+``_info_task``)."""
 
 from __future__ import annotations
 
 import os
 
-from . import _cluster_member, _netns
-from ._attach_records import UNFINISHED_ADD_CAUSES, left_by_unfinished_add, unfinished_adds
-from ._argspec import ArgumentSpec
-from ._cache import warn_of_cache_dir
+from . import _netns
 from ._conflist import ConfDir, NetworkList, libcni_order, load_conf_dir
-from ._engine import Engine
+from ._engine import UNFINISHED_ADD_CAUSES, Engine, PluginStatus, left_by_unfinished_add
 from ._errors import CNIError
-from ._exec import Executor, PluginExecutor
+from ._exec import Executor
 from ._identifiers import NETNS_DIR
 from ._result import summarise
-
-GATHER_SUBSETS = ("plugins", "networks", "attachments", "namespaces", "clusters")
 
 
 def plugin_facts(executor: Executor) -> tuple:
@@ -31,24 +26,20 @@ def plugin_facts(executor: Executor) -> tuple:
     the error its VERSION call gave), the plugin set a cnikit manifest records it in and that
     set's version, the release the executor says it is, and whether an earlier directory
     shadows it; and the messages of manifests that could not be read."""
-    from ._manifest import binary_set, read_manifest  # pylint: disable=import-outside-toplevel  # only cni_info needs it
-
     facts, warnings, seen = [], [], set()
     for directory in executor.cni_path:
         try:
             names = sorted(os.listdir(directory))
         except (FileNotFoundError, NotADirectoryError):
             continue
-        try:
-            manifest = read_manifest(directory)
-        except CNIError as exc:
-            manifest = None
-            warnings.append(str(exc))
+        problem = executor.manifest_problem(directory)
+        if problem is not None:
+            warnings.append(problem)
         for name in names:
             path = os.path.join(directory, name)
             if name.startswith(".") or not os.path.isfile(path) or not os.access(path, os.X_OK):
                 continue
-            set_name, plugin_set = binary_set(manifest, name)
+            set_name, plugin_set = executor.installed_set(path)
             fact = {"name": name, "path": path, "cni_versions": None, "error": None, "shadowed": name in seen,
                     "set": set_name, "manifest_version": plugin_set.get("version") if plugin_set else None,
                     "release": executor.binary_release(path)}
@@ -61,11 +52,12 @@ def plugin_facts(executor: Executor) -> tuple:
     return facts, warnings
 
 
-def dhcp_daemon_fact() -> dict:
-    """Whether the dhcp IPAM plugin's daemon is up on its default socket."""
-    from ._plugin_rules.dhcp import daemon_state  # pylint: disable=import-outside-toplevel  # only cni_info needs it
+def daemon_facts() -> dict:
+    """``<plugin type>_daemon``: whether the daemon a plugin needs (the dhcp IPAM plugin's) is up
+    on its default socket, for each plugin whose rules say it needs one."""
+    from ._plugin_rules.registry import daemon_states  # pylint: disable=import-outside-toplevel  # only cni_info needs it
 
-    return daemon_state()
+    return {f"{plugin_type}_daemon": state for plugin_type, state in daemon_states().items()}
 
 
 def network_facts(conf_dir: str, engine: Engine) -> list:
@@ -74,29 +66,42 @@ def network_facts(conf_dir: str, engine: Engine) -> list:
     they are) and the other networks, and STATUS (1.1.0 and later)."""
     loaded = load_conf_dir(conf_dir)
     facts = [_network_fact(network, loaded, engine) for network in loaded.networks]
-    facts.extend({"name": None, "file": problem.path, "cni_version": None, "plugins": [], "disable_check": None,
-                  "disable_gc": None, "valid": False, "errors": [{"path": "", "message": problem.reason}],
-                  "warnings": [], "status": None}
-                 for problem in loaded.problems)
+    facts.extend(network_fact(problem.path, _failed(problem.reason)) for problem in loaded.problems)
     return sorted(facts, key=lambda fact: libcni_order(fact["file"]))
 
 
-def _network_fact(network: NetworkList, loaded: ConfDir, engine: Engine) -> dict:
-    fact = {"name": network.name, "file": network.source, "cni_version": _run_version(network, engine),
-            "plugins": [p["type"] for p in network.plugins], "disable_check": network.disable_check,
-            "disable_gc": network.disable_gc}
+def network_fact(file: str, report, network: NetworkList | None = None, cni_version: str | None = None,
+                 status: list | None = None) -> dict:
+    """cni_info's fact of one file of the conf dir (``networks[]``): the ``network`` it declares
+    (None when it cannot be loaded), the version it runs at, its validation ``report`` (a
+    ValidationReport) and its plugins' STATUS."""
+    return {"name": network.name if network else None, "file": file, "cni_version": cni_version,
+            "plugins": [p["type"] for p in network.plugins] if network else [],
+            "disable_check": network.disable_check if network else None,
+            "disable_gc": network.disable_gc if network else None,
+            **report.to_dict(), "valid": report.ok, "status": status}
 
+
+def _failed(reason: str):
+    """A validation report of one error about the whole file."""
+    from ._validate import ValidationReport  # pylint: disable=import-outside-toplevel  # only cni_info needs it
+
+    report = ValidationReport()
+    report.error("", reason)
+    return report
+
+
+def _network_fact(network: NetworkList, loaded: ConfDir, engine: Engine) -> dict:
     from ._validate import validate_network_list  # pylint: disable=import-outside-toplevel  # only cni_info needs it
 
     try:
         report = validate_network_list(dict(network.raw, plugins=network.plugins),
                                        installed_versions=engine.executor.supported_versions,
                                        installed_release=engine.executor.release,
-                                       other_networks=loaded.networks, source=network.source).to_dict()
+                                       other_networks=loaded.networks, source=network.source)
     except CNIError as exc:  # a plugin binary whose VERSION call fails
-        report = {"errors": [{"path": "", "message": str(exc)}], "warnings": []}
-    fact.update(report, valid=not report["errors"], status=_status(network, engine))
-    return fact
+        report = _failed(str(exc))
+    return network_fact(network.source, report, network, _run_version(network, engine), _status(network, engine))
 
 
 def _run_version(network: NetworkList, engine: Engine) -> str:
@@ -111,24 +116,23 @@ def _run_version(network: NetworkList, engine: Engine) -> str:
 def _status(network: NetworkList, engine: Engine) -> list | None:
     """Each plugin's STATUS, or None where the network's version predates STATUS."""
     try:
-        if not engine.available(network, "STATUS"):
-            return None
-        return engine.status(network)
+        statuses = engine.status(network)
     except CNIError as exc:
-        return [{"plugin": None, "ready": False, "state": "error", "code": None, "msg": str(exc)}]
+        statuses = [PluginStatus.failed(None, None, str(exc))]
+    return None if statuses is None else [status.to_dict() for status in statuses]
 
 
 def attachment_facts(engine: Engine) -> tuple:
     """Every cached attachment with its addresses and whether its namespace still exists, and
     the messages of the cache files that could not be read."""
-    entries, problems = engine.cached_attachments()
+    entries, problems = engine.cache.entries()
     facts = []
     for entry in entries:
         summary = summarise(entry.result) if entry.result else {"interfaces": [], "ips": [], "mac": None}
         facts.append(dict(entry.identity(), ips=summary["ips"], mac=summary["mac"],
                           netns_exists=_netns.is_live(entry.effective_netns), cache_file=entry.path))
-    unfinished = [f"an ADD did not finish and was not rolled back ({UNFINISHED_ADD_CAUSES}): "
-                  + left_by_unfinished_add(path) for path in unfinished_adds(engine, entries)]
+    unfinished = [f"an ADD did not finish and was not rolled back ({UNFINISHED_ADD_CAUSES}): {left_by_unfinished_add(path)}"
+                  for path in engine.cache.unfinished_adds(entries)]
     return facts, [str(p) for p in problems] + unfinished
 
 
@@ -140,6 +144,7 @@ def cluster_facts(cache_dir: str) -> tuple:
     """The host's records of the routed networks it is a member of (cni_cluster_member's), by
     network, each with its file and ``error`` null; a record that cannot be read is there with
     its fields null and the reason in ``error``, and in the messages returned with them."""
+    from . import _cluster_member  # pylint: disable=import-outside-toplevel  # only the clusters subset reads records
     records, problems = _cluster_member.read_records(cache_dir)
     facts = {network: dict(record, path=_cluster_member.record_path(cache_dir, network), error=None)
              for network, record in records.items()}
@@ -147,40 +152,3 @@ def cluster_facts(cache_dir: str) -> tuple:
         facts[network] = dict(dict.fromkeys(_cluster_member.RECORD_FIELDS), network=network, path=problem.path,
                               error=str(problem))
     return dict(sorted(facts.items())), [str(problem) for problem in problems.values()]
-
-
-# -- cni_info's task ------------------------------------------------------------------------------
-
-ARGUMENT_SPEC = ArgumentSpec({
-    "gather": {"type": "list", "elements": "str", "choices": list(GATHER_SUBSETS), "default": list(GATHER_SUBSETS)},
-})
-
-
-def run(host, params: dict, result: dict) -> None:
-    """Gather the subsets ``params["gather"]`` names; ``host`` is the module's
-    ``_ansible_glue.ModuleHost``."""
-    if "networks" in params["gather"]:
-        host.require_libraries("jsonschema")
-    executor = PluginExecutor(params["cni_path"], params["timeout"], host.run_command)
-    engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"], executor=executor)
-    gather = set(params["gather"])
-    facts = {"changed": False}
-    warnings = []
-    if "plugins" in gather:
-        facts["plugins"], problems = plugin_facts(executor)
-        facts["dhcp_daemon"] = dhcp_daemon_fact()
-        warnings.extend(problems)
-    if "networks" in gather:
-        facts["networks"] = network_facts(params["conf_dir"], engine)
-    if "attachments" in gather:
-        warn_of_cache_dir(host, params["cache_dir"])
-        facts["attachments"], problems = attachment_facts(engine)
-        warnings.extend(problems)
-    if "namespaces" in gather:
-        facts["namespaces"] = namespace_facts()
-    if "clusters" in gather:
-        facts["clusters"], problems = cluster_facts(params["cache_dir"])
-        warnings.extend(problems)
-    for warning in warnings:
-        host.warn(warning)
-    result.update(facts)

@@ -4,54 +4,21 @@
 #
 # This module_utils is PRIVATE and should only be used by this collection.
 # It may change at any time, without notice.
-"""What cni_gc and cni_netns remove: garbage collection of the attachments whose namespace is
-gone (or that an explicit list leaves out), and the attachments of a namespace about to be
-removed; and cni_gc's task (its ARGUMENT_SPEC and run). Only what this collection made is ever
-collected; see docs/engine.md."""
+"""What cni_gc removes: garbage collection of the attachments whose namespace is gone (or that
+an explicit list leaves out); cni_gc's task is ``_gc_task``. Only what this collection made is
+ever collected; see docs/engine.md. The cache directory is read once per task
+(``CacheListing``) for what is planned and reported; each GC reads it again under its lock, as
+it must."""
 
 from __future__ import annotations
 
-from ._argspec import ArgumentSpec
-from ._cache import warn_of_cache_dir
+from ._cache import CacheListing
 from ._conflist import NetworkList, find_network, load_conf_dir
 from ._defaults import DEFAULT_IFNAME
-from ._engine import VERB_SINCE, Engine
+from ._engine import Engine, GCReport, network_at_add
 from ._errors import CNIError
-from ._identifiers import canonical_netns, check_container_id, check_ifname
+from ._identifiers import check_container_id, check_ifname
 from ._netns import is_live
-
-
-ARGUMENT_SPEC = ArgumentSpec({
-    "network": {"type": "str"},
-    "valid_attachments": {"type": "list", "elements": "dict", "options": {
-        "container_id": {"type": "str", "required": True},
-        "ifname": {"type": "str", "default": DEFAULT_IFNAME},
-    }},
-})
-
-
-# -- the attachments of a namespace ---------------------------------------------------------------
-
-def attachments_in_netns(engine: Engine, netns: str) -> list:
-    """The cache entries of every attachment made into the namespace at path ``netns``."""
-    wanted = canonical_netns(netns)
-    entries, _problems = engine.cached_attachments()
-    return [e for e in entries if canonical_netns(e.effective_netns) == wanted]
-
-
-def delete_attachments(engine: Engine, entries: list) -> tuple:
-    """DEL each entry with the network config cached at its ADD, trying every one: the entries
-    deleted, and the errors of those that were not (their cache entries stay for a retry)."""
-    deleted, errors = [], []
-    for entry in entries:
-        try:
-            engine.delete_as_added(entry)
-        except CNIError as exc:
-            errors.append(exc)
-            continue
-        deleted.append(entry.identity())
-    engine.tidy()
-    return deleted, errors
 
 
 # -- garbage collection ---------------------------------------------------------------------------
@@ -59,7 +26,7 @@ def delete_attachments(engine: Engine, entries: list) -> tuple:
 # cache directory collects its own: its entries are left alone in every mode, and are sent to the
 # plugins' GC as valid, so that their addresses are never released under a running container.
 
-def check_valid_attachments(items: list, path: str = "valid_attachments") -> list:
+def valid_attachment_keys(items: list, path: str = "valid_attachments") -> list:
     """``[{container_id, ifname}, ...]`` as (container ID, ifname) pairs, each part checked."""
     pairs = []
     for index, item in enumerate(items):
@@ -89,15 +56,15 @@ def orphaned_networks(entries: list, declared: set) -> list:
     return sorted({entry.network for entry in entries if entry.managed} - declared)
 
 
-def gc_plan(engine: Engine, network: NetworkList, valid: list | None) -> list:
-    """What GC of ``network`` would collect: the attachments this collection made that are
-    outside ``valid`` (pairs), or, when ``valid`` is None, those whose namespace is gone."""
-    return _stale(engine, network.name, _keep_declared(valid))
+def gc_plan(listing: CacheListing, network: NetworkList, valid: list | None) -> list:
+    """What GC of ``network`` would collect, by ``listing``: the attachments this collection made
+    that are outside ``valid`` (pairs), or, when ``valid`` is None, those whose namespace is gone."""
+    return _stale(listing, network.name, _keep_declared(valid))
 
 
-def gc_plan_orphaned(engine: Engine, network_name: str, valid: list | None) -> list:
+def gc_plan_orphaned(listing: CacheListing, network_name: str, valid: list | None) -> list:
     """What GC of a network of :func:`orphaned_networks` would collect (see :func:`collect_orphaned`)."""
-    return _stale(engine, network_name, _keep_orphaned(valid))
+    return _stale(listing, network_name, _keep_orphaned(valid))
 
 
 def collect(engine: Engine, network: NetworkList, valid: list | None) -> dict:
@@ -113,23 +80,22 @@ def collect_orphaned(engine: Engine, network_name: str, valid: list | None) -> d
     ADD, each attachment this collection made whose namespace is gone, unless ``valid`` lists it or its cached
     configuration sets ``disableGC``. ``valid`` only protects here: it names the attachments of
     the networks the caller declares, and another runtime may share this cache directory."""
-    return _reported(network_name, lambda: engine.gc_orphaned(network_name, keep=_keep_orphaned(valid)))
+    return _reported(network_name, lambda: engine.gc(network_name, [], keep=_keep_orphaned(valid)))
 
 
-def left_alone(engine: Engine, network_name: str) -> list:
+def left_alone(listing: CacheListing, network_name: str) -> list:
     """Another runtime's attachments of the network, which GC never collects."""
-    entries, _problems = engine.cached_attachments(network_name)
-    return [dict(e.identity(), netns_exists=is_live(e.effective_netns)) for e in entries if not e.managed]
+    return [dict(e.identity(), netns_exists=is_live(e.effective_netns))
+            for e in listing.of_network(network_name) if not e.managed]
 
 
-def unusable_entries(engine: Engine, network_name: str) -> list:
+def unusable_entries(listing: CacheListing, network_name: str) -> list:
     """The cache files of the network that cannot be read (a runtime crashed writing one), by the
     keys their file name may stand for: GC never collects them and sends those keys as valid (to
     plugins of a network at cniVersion 1.1.0 or later, the ones GC is sent to)."""
-    _entries, problems = engine.cached_attachments(network_name)
     return [{"network": network_name, "file": problem.path, "reason": problem.reason,
              "keys": [{"container_id": cid, "ifname": ifname} for cid, ifname in problem.keys(network_name)]}
-            for problem in problems if problem.keys(network_name)]
+            for problem in listing.problems if problem.keys(network_name)]
 
 
 def unusable_elsewhere(problems: list, reported: list) -> list:
@@ -142,14 +108,13 @@ def unusable_elsewhere(problems: list, reported: list) -> list:
             for problem in problems if problem.path not in seen]
 
 
-def foreign_left_out(engine: Engine, network_name: str, valid: list | None) -> list:
+def foreign_left_out(listing: CacheListing, network_name: str, valid: list | None) -> list:
     """The live attachments of another runtime that an explicit ``valid`` list leaves out: GC
     leaves them alone, and the user is told, since the list may have been meant to name them."""
     if valid is None:
         return []
     keys = set(valid)
-    entries, _problems = engine.cached_attachments(network_name)
-    return [e.identity() for e in entries
+    return [e.identity() for e in listing.of_network(network_name)
             if not e.managed and (e.container_id, e.ifname) not in keys and is_live(e.effective_netns) is not False]
 
 
@@ -169,107 +134,27 @@ def _keep_orphaned(valid: list | None):
     keys = set(valid or [])
 
     def keep(entry) -> bool:
-        return (not entry.managed or is_live(entry.effective_netns) is not False or (entry.container_id, entry.ifname) in keys
-                or _opts_out_of_gc(entry))
+        if not entry.managed or is_live(entry.effective_netns) is not False:
+            return True
+        return (entry.container_id, entry.ifname) in keys or _opts_out_of_gc(entry)
     return keep
 
 
 def _opts_out_of_gc(entry) -> bool:
     try:
-        return Engine.cached_network(entry).disable_gc
+        return network_at_add(entry).disable_gc
     except CNIError:
         return False  # an unusable cached configuration: the DEL says why
 
 
-def _stale(engine: Engine, network_name: str, keep) -> list:
-    entries, _problems = engine.cached_attachments(network_name)
-    return [e.identity() for e in entries if not keep(e)]
+def _stale(listing: CacheListing, network_name: str, keep) -> list:
+    return [e.identity() for e in listing.of_network(network_name) if not keep(e)]
 
 
 def _reported(network_name: str, run_gc) -> dict:
+    """cni_gc's ``collected`` and ``errors`` of one network's GC (``run_gc``, an Engine.gc)."""
     try:
         report = run_gc()
     except CNIError as exc:
-        report = {"deleted": [], "errors": [exc.to_dict()]}
-    return {"collected": [dict(item, network=network_name) for item in report["deleted"]],
-            "errors": [dict(error, network=network_name) for error in report["errors"]]}
-
-
-# -- cni_gc's task --------------------------------------------------------------------------------
-
-def run(host, params: dict, result: dict) -> None:
-    """cni_gc: collect the networks of ``conf_dir`` (or the one named) and, without a name, the
-    networks it no longer declares; ``host`` is the module's ``_ansible_glue.ModuleHost``."""
-    engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"])
-    warn_of_cache_dir(host, params["cache_dir"])
-    result.update({"changed": False, "collected": [], "errors": [], "skipped_networks": [], "orphaned_networks": [],
-                   "left_alone": [], "unusable_entries": []})
-    valid = None
-    if params["valid_attachments"] is not None:
-        valid = check_valid_attachments(params["valid_attachments"])
-    networks, problems = gc_networks(params["conf_dir"], params["network"])
-    for problem in problems:
-        host.warn(f"cannot load {problem.path}: {problem.reason}; the networks it declares are collected as "
-                  "networks conf_dir no longer declares (orphaned_networks)")
-    for network in networks:
-        if network.disable_gc:
-            result["skipped_networks"].append(network.name)
-            _report_unusable(host, result, unusable_entries(engine, network.name), f"network {network.name}: ",
-                             "left alone: the network sets disableGC")
-            continue
-        _examine(host, engine, network, valid, result)
-        if host.check_mode:
-            result["collected"].extend(gc_plan(engine, network, valid))
-        else:
-            _add_report(result, collect(engine, network, valid))
-    if params["network"] is None:
-        _collect_undeclared(host, engine, {n.name for n in networks}, valid, result)
-    result["changed"] = bool(result["collected"])
-    if result["errors"]:
-        host.fail(f"garbage collection had {len(result['errors'])} errors; first: {result['errors'][0]['msg']}", **result)
-
-
-def _collect_undeclared(host, engine: Engine, declared: set, valid: list | None, result: dict) -> None:
-    """What conf_dir does not declare: the networks it no longer declares, collected from their
-    cache entries, and the unreadable cache files of no network examined, both told by one read
-    of the cache directory (GC never removes an unreadable file, so the read stays true)."""
-    entries, problems = engine.cached_attachments()
-    result["orphaned_networks"] = orphaned_networks(entries, declared)
-    for name in result["orphaned_networks"]:
-        result["left_alone"].extend(left_alone(engine, name))
-        _report_unusable(host, result, unusable_entries(engine, name), f"network {name}: ",
-                         "left alone (conf_dir no longer declares its network: no GC is sent for it)")
-        if host.check_mode:
-            result["collected"].extend(gc_plan_orphaned(engine, name, valid))
-        else:
-            _add_report(result, collect_orphaned(engine, name, valid))
-    _report_unusable(host, result, unusable_elsewhere(problems, result["unusable_entries"]), "",
-                     "left alone: no network conf_dir declares is its own")
-
-
-def _report_unusable(host, result: dict, items: list, about: str, fate: str) -> None:
-    for item in items:
-        result["unusable_entries"].append(item)
-        host.warn(f"{about}cannot read the cache entry {item['file']} ({item['reason']}); it is {fate}")
-
-
-def _add_report(result: dict, report: dict) -> None:
-    result["collected"].extend(report["collected"])
-    result["errors"].extend(report["errors"])
-
-
-def _examine(host, engine: Engine, network: NetworkList, valid: list | None, result: dict) -> None:
-    """Note another runtime's attachments of the network, warning of the live ones that an
-    explicit ``valid_attachments`` leaves out, before anything is collected."""
-    network_name = network.name
-    result["left_alone"].extend(left_alone(engine, network_name))
-    if engine.available(network, "GC"):
-        fate = "left alone and sent to the plugins' GC as valid, since it may be a running container's"
-    else:
-        fate = (f"left alone, since it may be a running container's (no GC is sent to its plugins: cniVersion "
-                f"{engine.version_of(network)} has no GC ({VERB_SINCE['GC']} brought it))")
-    _report_unusable(host, result, unusable_entries(engine, network_name), f"network {network_name}: ", fate)
-    for item in foreign_left_out(engine, network_name, valid):
-        host.warn(f"network {network_name}: valid_attachments leaves out container ID {item['container_id']} "
-                  f"({item['ifname']} in {item['netns'] or 'an unnamed namespace'}), which another runtime made "
-                  "and which is live; it is left alone. Detach it with cni_attach state=absent if it must go")
+        report = GCReport(errors=[exc.to_dict()])
+    return {"collected": report.deleted, "errors": [dict(error, network=network_name) for error in report.errors]}

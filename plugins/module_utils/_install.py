@@ -7,26 +7,27 @@
 """Installing CNI plugin binaries, the one path of cni_plugin_install: the options resolve to a
 request and an opened source (``_sources``, ``_download``), which one plan compares with dest
 and its manifest (``_manifest``), carried out unless in check mode, and described as the
-module's result."""
+module's result; with the module's options (ARGUMENT_SPEC), which ``Options`` are built from
+(cni_plugin_install's task is ``_plugin_install_task``)."""
 
 from __future__ import annotations
 
 import os
-import platform
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from ._argspec import ArgumentSpec
 from ._binaries import BinaryMemo
 from ._defaults import DEFAULT_CNI_PATH
-from ._download import Limits, RedirectRecorder, ReleaseError, cleartext_warning, mask_url, parse_checksum, url_password
-from ._errors import ConfigError
+from ._download import Limits, RedirectRecorder, cleartext_warning, mask_url, parse_checksum
+from ._errors import ConfigError, ReleaseError
 from ._exec import PluginExecutor
 from ._identifiers import is_plugin_file_name
 from ._manifest import (
-    REFERENCE_SET, SET_NAME_RE, Plan, Request, apply, check_adopt_names, is_plugin_name, manifest_is_current,
-    manifest_sets, plan_absent, plan_present, plan_result, plan_unchanged, read_manifest,
+    Plan, Request, apply, check_adopt_names, is_plugin_name, manifest_is_current, plan_absent, plan_present,
+    plan_result, plan_unchanged,
 )
+from ._manifest_file import REFERENCE_SET, SET_NAME_RE, manifest_sets, read_manifest
 from ._sources import (
     DEFAULT_BASE_URL, RELEASE_ARCHES, DirectorySource, RenamedSource, check_set_version, default_checksum,
     download_tarball, host_arch, normalize_version, open_local_tarball, release_url,
@@ -56,29 +57,6 @@ ARGUMENT_SPEC = ArgumentSpec({
 }, mutually_exclusive=(("url", "src", "src_dir"),))
 
 
-def run(host, params: dict, result: dict) -> None:
-    """cni_plugin_install's task: ``params`` as ARGUMENT_SPEC parsed them, ``host`` the module's
-    ``_ansible_glue.ModuleHost`` (downloads go through its fetch_url). The options fetch_url reads
-    itself (validate_certs, use_proxy, url_username, ...) reach it through the module."""
-    # A password inside a URL option never reaches the output (the URLs themselves are masked).
-    checksum_url = (params["checksum"] or "").partition(":")[2]
-    for url in (params["base_url"], params["url"], checksum_url):
-        secret = url_password(url or "")
-        if secret:
-            host.hide(secret)
-    dest = params["dest"] or next(iter(params["cni_path"]), None)
-    if not dest:
-        host.fail("dest: no directory to install into: dest is not set and cni_path is empty")
-    options = Options.from_params(params, dest, platform.machine())
-    installed = ensure(options, lambda url: host.fetch(url, params["timeout"]), host.tmpdir, host.check_mode,
-                       Limits(seconds=params["timeout"]))
-    if not host.diff:
-        installed.pop("diff")
-    for warning in installed.pop("warnings"):
-        host.warn(warning)
-    result.update(installed)
-
-
 def _default(option: str):
     """The default ``ARGUMENT_SPEC`` gives the option, so that the spec is its one home."""
     return ARGUMENT_SPEC.all_options()[option].get("default")
@@ -86,14 +64,15 @@ def _default(option: str):
 
 @dataclass(frozen=True)
 class Options:
-    """The options of ``ARGUMENT_SPEC`` the installer reads, already type-checked by Ansible
-    (``dest`` resolved against ``cni_path``, ``timeout`` as ``probe_timeout``), with its defaults."""
+    """The options of ``ARGUMENT_SPEC`` the installer reads, already type-checked by Ansible, under
+    their option names (lists as tuples), with its defaults; and ``machine``, the managed host's
+    ``platform.machine()``. ``dest`` comes resolved against ``cni_path``."""
 
     state: str = _default("state")
     dest: str = DEFAULT_CNI_PATH[0]
     version: str | None = None
     arch: str | None = None          # None: from machine
-    machine: str = ""                # platform.machine() of the managed host
+    machine: str = ""
     base_url: str = _default("base_url")
     url: str | None = None
     src: str | None = None
@@ -101,21 +80,21 @@ class Options:
     checksum: str | None = None
     plugins: tuple | None = None
     force: bool = _default("force")
-    probe_timeout: float = _default("timeout")
+    timeout: float = _default("timeout")  # of each VERSION probe
     plugin_set: str = _default("plugin_set")
     rename: dict | None = None       # {source member: installed name}
     adopt_foreign: tuple = ()        # binaries no set installed that the set may take over
 
     @classmethod
     def from_params(cls, params: dict, dest: str, machine: str) -> Options:
-        return cls(
-            state=params["state"], dest=dest, version=params["version"], arch=params["arch"],
-            machine=machine, base_url=params["base_url"], url=params["url"], src=params["src"],
-            src_dir=params["src_dir"], checksum=params["checksum"],
-            plugins=tuple(params["plugins"]) if params["plugins"] is not None else None,
-            force=params["force"], probe_timeout=params["timeout"], plugin_set=params["plugin_set"],
-            rename=params["rename"], adopt_foreign=tuple(params["adopt_foreign"] or ()),
-        )
+        """The options ``params`` gives (an option left unset takes the field's default)."""
+        given = {name: tuple(params[name]) if isinstance(params[name], list) else params[name]
+                 for name in _OPTION_FIELDS if params[name] is not None}
+        return cls(**dict(given, dest=dest, machine=machine))
+
+
+# The fields of Options that are options of ARGUMENT_SPEC, taken from the parameters by name.
+_OPTION_FIELDS = tuple(f.name for f in fields(Options) if f.name in ARGUMENT_SPEC.all_options())
 
 
 def ensure(opts: Options, fetch, workdir: str, check_mode: bool, limits: Limits = Limits()) -> dict:
@@ -130,7 +109,7 @@ def ensure(opts: Options, fetch, workdir: str, check_mode: bool, limits: Limits 
         raise ConfigError("dest", "exists and is not a directory", opts.dest)
     manifest = read_manifest(dest) if os.path.isdir(dest) else None
     memo = BinaryMemo(dest)
-    executor = PluginExecutor([dest], opts.probe_timeout)
+    executor = PluginExecutor([dest], opts.timeout)
     if opts.state == "absent":
         plan = plan_absent(dest, manifest, opts.plugin_set, plugins)
         return _carry_out(plan, None, check_mode, executor, memo)

@@ -27,22 +27,16 @@ import tempfile
 from dataclasses import dataclass, field
 
 from ._binaries import BinaryMemo
-from ._download import Checksum, ReleaseError, copy_hashed, file_digests
-from ._errors import ConfigError
+from ._download import Checksum, copy_hashed, file_digests
+from ._errors import ConfigError, ReleaseError
 from ._exec import Executor
-from ._fileio import atomic_write, ensure_dir, fsync_dir, read_if_exists, remove_if_exists, remove_written_file
+from ._fileio import atomic_write, ensure_dir, fsync_dir, remove_if_exists, remove_written_file
 from ._identifiers import is_plugin_file_name
+from ._manifest_file import MANIFEST_FORMAT, REFERENCE_SET, is_release_version, manifest_path, manifest_sets
 
-MANIFEST_NAME = ".cnikit-manifest.json"
-MANIFEST_FORMAT = 2
-OLD_FORMAT = 1  # one set, the reference release, at the top level: migrated on the next run
-REFERENCE_SET = "reference"
 STAGE_PREFIX = ".cnikit-stage-"
 BINARY_MODE = 0o755
 
-SET_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
-# A release of the reference plugins, as the manifest records it (without the tag's "v").
-RELEASE_VERSION_RE = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+$")
 # Release extras that are documentation, not plugins: never installed into dest.
 EXTRA_RE = re.compile(r"^(?:LICENSE|NOTICE|README)(?:\..*)?$|\.(?:md|txt)$", re.IGNORECASE)
 
@@ -50,12 +44,6 @@ EXTRA_RE = re.compile(r"^(?:LICENSE|NOTICE|README)(?:\..*)?$|\.(?:md|txt)$", re.
 def is_plugin_name(name: str) -> bool:
     """Can ``name`` be a plugin binary in dest (a plain file name that is no release extra)?"""
     return is_plugin_file_name(name) and not EXTRA_RE.search(name)
-
-
-def is_release_version(version) -> bool:
-    """Is ``version`` a release of the reference plugins (``1.9.1``), as the reference set records
-    it? The reference set may also record a source's content digest (``sha256:<hex>``)."""
-    return isinstance(version, str) and bool(RELEASE_VERSION_RE.match(version))
 
 
 def reference_plugin_names() -> frozenset:
@@ -67,63 +55,9 @@ def reference_plugin_names() -> frozenset:
 
 # --- what is installed -----------------------------------------------------------------------
 
-def manifest_path(dest: str) -> str:
-    return os.path.join(dest, MANIFEST_NAME)
-
-
-def read_manifest(dest: str) -> dict | None:
-    """The manifest as it is on disk (format 2, or the single-set format 1), checked; see
-    ``manifest_sets`` for its sets in either format."""
-    data = read_if_exists(manifest_path(dest))
-    if data is None:
-        return None
-    try:
-        manifest = json.loads(data)
-    except ValueError as exc:
-        raise ReleaseError(f"{manifest_path(dest)} is not valid JSON ({exc}); remove it to start over") from exc
-    if not isinstance(manifest, dict) or manifest.get("format") not in (OLD_FORMAT, MANIFEST_FORMAT) \
-            or (manifest["format"] == MANIFEST_FORMAT and not isinstance(manifest.get("sets"), dict)) \
-            or not all(isinstance(entry, dict) and isinstance(entry.get("files"), dict)
-                       for entry in _raw_sets(manifest).values()):
-        raise ReleaseError(f"{manifest_path(dest)} is not a format {MANIFEST_FORMAT} cnikit manifest; "
-                           "remove it to start over")
-    owners = {}
-    for set_name, entry in _raw_sets(manifest).items():
-        if not SET_NAME_RE.match(set_name):
-            raise ReleaseError(f"{manifest_path(dest)} has a set name that is not a set name: {set_name!r}")
-        for name in entry["files"]:
-            if not is_plugin_file_name(name):
-                raise ReleaseError(f"{manifest_path(dest)} lists a file name that is not a plugin name: {name!r}")
-            if name in owners:
-                raise ReleaseError(f"{manifest_path(dest)} lists {name} in two sets, {owners[name]} and {set_name}; "
-                                   "remove it to start over")
-            owners[name] = set_name
-    return manifest
-
-
-def _raw_sets(manifest: dict) -> dict:
-    if manifest["format"] == OLD_FORMAT:
-        return {REFERENCE_SET: {key: value for key, value in manifest.items() if key != "format"}}
-    return manifest["sets"]
-
-
-def manifest_sets(manifest: dict | None) -> dict:
-    """{set name: {version, source, tarball, plugins, files[, rename]}} of a manifest read by
-    ``read_manifest``; a format 1 manifest is the reference set alone."""
-    return dict(_raw_sets(manifest)) if manifest else {}
-
-
 def build_manifest(sets: dict) -> dict | None:
     """The manifest (current format) recording ``sets``; None when no set is left."""
     return {"format": MANIFEST_FORMAT, "sets": dict(sorted(sets.items()))} if sets else None
-
-
-def binary_set(manifest: dict | None, name: str) -> tuple:
-    """(set name, set) of the set that installed the binary ``name``; (None, None) if none did."""
-    for set_name, entry in manifest_sets(manifest).items():
-        if name in entry["files"]:
-            return set_name, entry
-    return None, None
 
 
 def _want_owner() -> int | None:
@@ -508,8 +442,12 @@ def foreign_binaries(dest: str, manifest: dict | None, leaving: list) -> list:
         names = os.listdir(dest)
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return sorted(name for name in names if not name.startswith(".") and name not in ours
-                  and os.path.isfile(os.path.join(dest, name)) and os.access(os.path.join(dest, name), os.X_OK))
+    candidates = (name for name in names if not name.startswith(".") and name not in ours)
+    return sorted(name for name in candidates if _is_executable_file(os.path.join(dest, name)))
+
+
+def _is_executable_file(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
 
 
 def plan_result(plan: Plan, versions: dict, check_mode: bool, downloaded: bool, executor: Executor,

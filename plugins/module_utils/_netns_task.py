@@ -5,15 +5,16 @@
 # This module_utils is PRIVATE and should only be used by this collection.
 # It may change at any time, without notice.
 """cni_netns's task: a named network namespace present, or absent once the attachments cached
-in it are DELeted (``_gc``); the namespace itself is ``_netns``'s."""
+in it are DELeted as they were added; the namespace itself is ``_netns``'s."""
 
 from __future__ import annotations
 
-from . import _gc, _netns
+from . import _netns
 from ._argspec import ArgumentSpec
 from ._cache import warn_of_cache_dir
 from ._engine import Engine
-from ._identifiers import check_netns_name, netns_path
+from ._errors import CNIError
+from ._identifiers import canonical_netns, check_netns_name, netns_path
 
 ARGUMENT_SPEC = ArgumentSpec({
     "name": {"type": "str", "required": True},
@@ -53,10 +54,32 @@ def ensure_absent(engine: Engine, name: str, delete_attachments: bool, check_mod
     """DEL the namespace's cached attachments, then remove it unless a DEL failed:
     (whether it existed, the attachments deleted, the DEL errors)."""
     existed = _netns.exists(name)
-    entries = _gc.attachments_in_netns(engine, netns_path(name)) if delete_attachments else []
+    entries = attachments_in_netns(engine, netns_path(name)) if delete_attachments else []
     if check_mode:
         return existed, [e.identity() for e in entries], []
-    deleted, errors = _gc.delete_attachments(engine, entries)
+    deleted, errors = delete_attachments(engine, entries)
     if existed and not errors:
         _netns.remove(name)
     return existed, deleted, errors
+
+
+def attachments_in_netns(engine: Engine, netns: str) -> list:
+    """The cache entries of every attachment made into the namespace at path ``netns``."""
+    wanted = canonical_netns(netns)
+    entries, _problems = engine.cache.entries()
+    return [e for e in entries if canonical_netns(e.effective_netns) == wanted]
+
+
+def delete_attachments(engine: Engine, entries: list) -> tuple:
+    """DEL each entry with the network config cached at its ADD, trying every one: the entries
+    deleted, and the errors of those that were not (their cache entries stay for a retry)."""
+    deleted, errors = [], []
+    for entry in entries:
+        try:
+            engine.delete_as_added(entry)
+        except CNIError as exc:
+            errors.append(exc)
+            continue
+        deleted.append(entry.identity())
+    engine.cache.tidy()
+    return deleted, errors

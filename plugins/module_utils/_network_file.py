@@ -26,7 +26,8 @@ from ._errors import CNIError, ConfigError
 from ._exec import Executor
 from ._fileio import atomic_write
 from ._identifiers import check_conflist_file_name, check_file_name, check_network_name
-from ._validate import ValidationReport, parse_conflist_text, validate_network_list
+from ._host_reads import HostReads
+from ._validation.report import ValidationReport
 
 DEFAULT_PRIORITY = 10
 # The errors of a rename that cannot replace the file, as Ansible's unsafe_writes understands them.
@@ -97,6 +98,7 @@ def build_conflist(name: str, plugins: list | None = None, config=None, **envelo
 def _parse_config_text(text: str | bytes) -> tuple:
     """``config`` given as JSON text: ``(data, findings of parsing it)``; those of a single-plugin
     network name their paths in the list it becomes (parse_conflist_text)."""
+    from ._validation.parse import parse_conflist_text  # pylint: disable=import-outside-toplevel  # loads every plugin's rules
     conf, report = parse_conflist_text(text)
     if conf is None:
         error = report.errors[0]
@@ -111,9 +113,11 @@ def normalise(conf: dict) -> tuple:
 
 
 def validate_on_host(conf: dict, path: str, conf_dir: str, report: ValidationReport,
-                     executor: Executor | None = None) -> ValidationReport:
+                     executor: Executor | None = None, host_reads: HostReads | None = None) -> ValidationReport:
     """Validate ``conf`` as the file ``path`` among the other networks of ``conf_dir``; with
-    ``executor``, also against the plugin binaries it finds (their versions and release)."""
+    ``executor``, also against the plugin binaries it finds (their versions and release) and the
+    host, whose reads go to ``host_reads``."""
+    from ._validate import validate_network_list  # pylint: disable=import-outside-toplevel  # a remembered verdict needs none of it
     loaded = load_conf_dir(conf_dir)
     others = [n for n in loaded.networks if n.source != path]
     for problem in loaded.problems:
@@ -127,7 +131,8 @@ def validate_on_host(conf: dict, path: str, conf_dir: str, report: ValidationRep
     probe = executor.supported_versions if executor is not None else None
     release = executor.release if executor is not None else None
     return validate_network_list(conf, installed_versions=probe, installed_release=release, other_networks=others,
-                                 source=path, report=report, dropin_files=_dropins_of(conf, conf_dir))
+                                 source=path, report=report, dropin_files=_dropins_of(conf, conf_dir),
+                                 host_reads=host_reads)
 
 
 def _dropins_of(conf: dict, conf_dir: str) -> list | None:

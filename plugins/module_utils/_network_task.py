@@ -12,16 +12,15 @@ from __future__ import annotations
 
 from . import _network_file as netfile
 from ._argspec import ArgumentSpec
-from ._cache import list_entries
-from ._conflist import ENVELOPE_OPTIONS, read_conf_file
+from ._conflist import ENVELOPE_OPTIONS, needed_binaries, read_conf_file
 from ._errors import CNIError, ConfigError
 from ._exec import PluginExecutor
 from ._fileio import ensure_dir, remove_written_file
+from ._host_reads import HostReads
 from ._identifiers import check_network_name
-from ._netns import is_live
 from ._planned import planned_fact
-from ._plugin_rules.registry import add_blocker_findings
-from ._validate import ValidationReport, coerce_scalars
+from ._validation.report import ValidationReport
+from ._verdicts import AskedBinaries, VerdictCache, forget as forget_verdict
 from ._wording import first_few
 
 ARGUMENT_SPEC = ArgumentSpec({
@@ -103,9 +102,10 @@ def present(host, params, path: str, result: dict) -> None:
         host.warn(f"network {params['name']}: config is a single-plugin network (a .conf): it is written as the "
                   "one-plugin list libcni loads it as (the list takes its name and cniVersion, its plugin is the "
                   "whole .conf); give config as a list with plugins to silence this")
-    conf = coerce_scalars(conf)
     if params["validate"] != "none":
-        netfile.validate_on_host(conf, path, params["conf_dir"], report, _probing_executor(host, params, conf))
+        conf = _validated(host, params, path, conf, report)
+    else:
+        conf = _coerced(conf)
     data, result["config"] = netfile.normalise(conf)
     existing = _existing(path)
     unchanged = netfile.same_content(existing, result["config"])
@@ -118,11 +118,38 @@ def present(host, params, path: str, result: dict) -> None:
     _write(host, params, path, data, existing, unchanged, result)
 
 
+def _coerced(conf: dict) -> dict:
+    """Spelt numbers and booleans as the plugins' schemas want them (``_validation.coerce``)."""
+    from ._validation.coerce import coerce_scalars  # pylint: disable=import-outside-toplevel  # loads every plugin's rules
+    return coerce_scalars(conf)
+
+
+def _validated(host, params, path: str, declared: dict, report: ValidationReport) -> dict:
+    """The ``declared`` configuration coerced and validated on the host, its findings added to
+    ``report``: the verdict remembered from the last validation of the file when it provably holds
+    (``_verdicts``), else a validation, remembered for the next run (not in check mode nor with
+    ``validate_only``, which change nothing on the host)."""
+    executor = _probing_executor(host, params, declared)
+    verdicts = VerdictCache(params["cache_dir"], params["conf_dir"], path, declared, executor)
+    conf = verdicts.recall(report)
+    if conf is not None:
+        return conf
+    conf = _coerced(declared)
+    first_new_warning = len(report.warnings)
+    asked = AskedBinaries(executor) if executor is not None else None
+    host_reads = HostReads()
+    netfile.validate_on_host(conf, path, params["conf_dir"], report, asked, host_reads)
+    if not host.check_mode and not params["validate_only"]:
+        verdicts.remember(conf, report, first_new_warning, asked, host_reads)
+    return conf
+
+
 def _refuse_what_every_add_would_refuse(conf: dict, report) -> None:
     """A changed network every ADD of which the host would refuse as it is now (a gateway bridge
     still holding the old subnet's address, without forceAddress): an error before the file is
     written, so that a change cni_attach will refuse does not leave the file changed under the
     host's attachments."""
+    from ._plugin_rules.registry import add_blocker_findings  # pylint: disable=import-outside-toplevel  # a changed network only
     for where, plugin_type, reason in add_blocker_findings(conf.get("plugins") or []):
         report.error(where, f"({plugin_type}) {reason}: every ADD of the changed network would fail on this host")
 
@@ -178,13 +205,8 @@ def _probing_executor(host, params, conf: dict) -> PluginExecutor | None:
 
 
 def _missing_plugins(conf: dict, executor: PluginExecutor) -> list:
-    plugins = conf.get("plugins")
-    plugins = [p for p in plugins if isinstance(p, dict)] if isinstance(plugins, list) else []
-    types = [p.get("type") for p in plugins] + [p["ipam"].get("type") for p in plugins if isinstance(p.get("ipam"), dict)]
     missing = []
-    for plugin_type in types:
-        if not isinstance(plugin_type, str) or not plugin_type or plugin_type in missing:
-            continue
+    for plugin_type in needed_binaries(conf.get("plugins")):
         try:
             executor.find(plugin_type)
         except CNIError:
@@ -207,13 +229,16 @@ def absent(host, params, path: str, result: dict) -> None:
         if params["backup"]:
             result.setdefault("backup_files", []).append(host.backup(removed_path))
         remove_written_file(removed_path)
+        forget_verdict(params["cache_dir"], removed_path)
 
 
 def _warn_of_attachments_left(host, name: str, cache_dir: str) -> None:
     """The network's attachments whose namespaces are there (or may be), of any runtime: they
     keep their interfaces and addresses, but nothing can ADD, CHECK or repair them without the
     file, and a runtime that DELs by the configuration it reads now cannot detach them either."""
-    entries, _problems = list_entries(cache_dir, name)
+    from ._cache import ResultCache  # pylint: disable=import-outside-toplevel  # removing a network only
+    from ._netns import is_live  # pylint: disable=import-outside-toplevel  # as ResultCache
+    entries, _problems = ResultCache(cache_dir).entries(name)
     live = [e for e in entries if is_live(e.effective_netns) is not False]
     if not live:
         return

@@ -17,10 +17,12 @@ from ._errors import ConfigError
 
 KNOWN_VERSIONS = ("0.1.0", "0.2.0", "0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0")
 HIGHEST_VERSION = KNOWN_VERSIONS[-1]
-LEGACY = "legacy"   # 0.1.0, 0.2.0: ip4 / ip6
-V04 = "0.4"         # 0.3.x, 0.4.0: ips[].version
-V1 = "1.x"          # 1.0.0, 1.1.0
-_FAMILY = {"0.1.0": LEGACY, "0.2.0": LEGACY, "0.3.0": V04, "0.3.1": V04, "0.4.0": V04, "1.0.0": V1, "1.1.0": V1}
+# The three result families, named by their first version.
+FAMILY_0_1 = "0.1"  # 0.1.0, 0.2.0: ip4 / ip6
+FAMILY_0_3 = "0.3"  # 0.3.x, 0.4.0: ips[].version
+FAMILY_1_0 = "1.0"  # 1.0.0, 1.1.0: ips[] without version
+_FAMILY = {"0.1.0": FAMILY_0_1, "0.2.0": FAMILY_0_1, "0.3.0": FAMILY_0_3, "0.3.1": FAMILY_0_3, "0.4.0": FAMILY_0_3,
+           "1.0.0": FAMILY_1_0, "1.1.0": FAMILY_1_0}
 _V11_INTERFACE_KEYS = ("mtu", "socketPath", "pciID")
 
 
@@ -79,7 +81,7 @@ def _ip_version(address: str, path: str = "ips[].address") -> str:
         raise ResultError(path, "is not an IP address in CIDR form", address) from None
 
 
-def _legacy_to_v04(result: dict) -> dict:
+def _from_family_0_1(result: dict) -> dict:
     converted = {"ips": [], "routes": []}
     for key, ver in (("ip4", "4"), ("ip6", "6")):
         ipconf = result.get(key)
@@ -95,7 +97,7 @@ def _legacy_to_v04(result: dict) -> dict:
     return converted
 
 
-def _to_legacy(result: dict) -> dict:
+def _to_family_0_1(result: dict) -> dict:
     """Lossy: the first IPv4 and first IPv6 address, routes by family, no interfaces."""
     converted = {}
     for ip in result.get("ips") or []:
@@ -150,18 +152,18 @@ def convert(result: dict, to_version: str) -> dict:
     result = copy.deepcopy(result)
     source = family(result.get("cniVersion") or "")
     target = family(to_version)
-    if source == LEGACY and target != LEGACY:
-        result = _legacy_to_v04(result)
-        source = V04
-    if target == LEGACY and source != LEGACY:
-        result = _to_legacy(result)
-    elif target == V04:
+    if source == FAMILY_0_1 and target != FAMILY_0_1:
+        result = _from_family_0_1(result)
+        source = FAMILY_0_3
+    if target == FAMILY_0_1 and source != FAMILY_0_1:
+        result = _to_family_0_1(result)
+    elif target == FAMILY_0_3:
         for ip in result.get("ips") or []:
             ip["version"] = _ip_version(ip.get("address", ""))
         for interface in result.get("interfaces") or []:
             for key in _V11_INTERFACE_KEYS:
                 interface.pop(key, None)
-    elif target == V1:
+    elif target == FAMILY_1_0:
         for ip in result.get("ips") or []:
             ip.pop("version", None)
         if to_version == "1.0.0":

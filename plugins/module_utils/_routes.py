@@ -4,7 +4,7 @@
 #
 # This module_utils is PRIVATE and should only be used by this collection.
 # It may change at any time, without notice.
-"""cni_route's task: the kernel routes of a set of prefixes (``within``) reconciled with a
+"""cni_route's service (its task is ``_route_task``): the kernel routes of a set of prefixes (``within``) reconciled with a
 desired list. A route is the module's own when its protocol number (rtm_protocol) is the
 ownership mark; only its own routes are ever added, replaced or deleted, and only inside
 ``within``. Routes of others inside ``within`` are reported as conflicts, never touched.
@@ -20,8 +20,7 @@ from __future__ import annotations
 import socket
 from dataclasses import dataclass, field, replace
 
-from ._argspec import ArgumentSpec
-from ._defaults import DEFAULT_ROUTE_PROTOCOL, DEFAULT_ROUTE_TABLE
+from ._defaults import DEFAULT_ROUTE_TABLE
 from ._errors import CNIError, ConfigError, OperationError
 from ._identifiers import check_cidr, check_ifname, check_ip
 
@@ -42,22 +41,6 @@ PROTOCOL_NAMES = {2: "kernel", 3: "boot", 4: "static", 9: "ra", 11: "zebra", 12:
 DEFAULT_METRIC = {4: 0, 6: 1024}
 MAX_U32 = 2**32 - 1
 RT_TABLE_LOCAL = 255
-
-ROUTE_OPTIONS = {
-    "dst": {"type": "str", "required": True},
-    "via": {"type": "str"},
-    "dev": {"type": "str"},
-    "type": {"type": "str", "choices": list(ROUTE_TYPES), "default": "unicast"},
-    "metric": {"type": "int"},
-    "name": {"type": "str"},
-}
-ARGUMENT_SPEC = ArgumentSpec({
-    "routes": {"type": "list", "elements": "dict", "options": ROUTE_OPTIONS, "default": []},
-    "within": {"type": "list", "elements": "str", "default": []},
-    "protocol": {"type": "int", "default": DEFAULT_ROUTE_PROTOCOL},
-    "table": {"type": "int", "default": DEFAULT_ROUTE_TABLE},
-    "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
-})
 
 
 class RouteError(CNIError):
@@ -232,8 +215,8 @@ def inside(network, within: list) -> bool:
     """Whether ``network`` lies inside a prefix of ``within`` (compared as integers: subnet_of
     costs a thousand routes a tenth of a second)."""
     address = int(network.network_address)
-    return any(network.version == prefix.version and network.prefixlen >= prefix.prefixlen
-               and address & int(prefix.netmask) == int(prefix.network_address) for prefix in within)
+    candidates = (prefix for prefix in within if network.version == prefix.version and network.prefixlen >= prefix.prefixlen)
+    return any(address & int(prefix.netmask) == int(prefix.network_address) for prefix in candidates)
 
 
 # -- the plan --------------------------------------------------------------------------------------
@@ -367,9 +350,9 @@ def _request(verb: str, route: Route, protocol: int):
 def apply(netlink, plan: Plan, protocol: int) -> None:
     """Carry out the plan in one batch. When the kernel refuses any of it, what it accepted is
     undone and the refusal raised (OperationError), so a run changes all of it or nothing."""
-    steps = ([("add", route, ("delete", route)) for route in plan.add]
-             + [("replace", new, ("replace", old)) for old, new in plan.replace]
-             + [("delete", route, ("add", route)) for route in plan.remove])
+    steps = [*(("add", route, ("delete", route)) for route in plan.add),
+             *(("replace", new, ("replace", old)) for old, new in plan.replace),
+             *(("delete", route, ("add", route)) for route in plan.remove)]
     answers = netlink.change([(verb, _request(verb, route, protocol)) for verb, route, _undo in steps])
     refused = [(verb, route, error) for (verb, route, _undo), error in zip(steps, answers) if error is not None]
     if not refused:
@@ -388,46 +371,3 @@ def _undo(netlink, undo: list, protocol: int) -> list:
     answers = netlink.change([(verb, _request(verb, route, protocol)) for verb, route in undo])
     return [RouteError(f"undo {verb} of route {route.label()}: {error.strerror}", [route.as_dict(with_name=True)])
             for (verb, route), error in zip(undo, answers) if error is not None]
-
-
-# -- the task --------------------------------------------------------------------------------------
-
-def run(host, params: dict, result: dict) -> None:
-    """``host`` is the module's ``_ansible_glue.ModuleHost``."""
-    from ._rtnetlink import RouteSocket  # pylint: disable=import-outside-toplevel
-
-    result.update({"changed": False, "routes": [], "added": [], "replaced": [], "removed": [], "conflicts": []})
-    options = parse_options(params)
-    with RouteSocket() as netlink:
-        desired = resolve_gateways(netlink, options.routes)
-        current = read_routes(netlink, options.table, {prefix.version for prefix in options.within})
-        plan = make_plan(desired, options.within, current, options.protocol)
-        for route in plan.conflicts:
-            host.warn(f"route {route.line(route.protocol)} lies inside {', '.join(map(str, options.within))} but is "
-                      f"not cni_route's: its protocol is {protocol_label(route.protocol)}, cni_route's "
-                      f"{options.protocol}; left as it is")
-        result.update({
-            "added": [route.as_dict(with_name=True) for route in plan.add],
-            "replaced": [new.as_dict(with_name=True) for _old, new in plan.replace],
-            "removed": [route.as_dict(with_name=True) for route in plan.remove],
-            "conflicts": [dict(route.as_dict(), protocol=route.protocol) for route in plan.conflicts],
-        })
-        if plan.changed and not host.check_mode:
-            try:
-                apply(netlink, plan, options.protocol)
-            except OperationError as error:
-                result["changed"] = bool(error.cleanup_errors)
-                result.update({"added": [], "replaced": [], "removed": []})
-                raise
-    before = sorted(plan.unchanged + [old for old, _new in plan.replace] + plan.remove, key=lambda r: r.sort_key)
-    result["changed"] = plan.changed
-    after = plan.after()
-    result["routes"] = [route.as_dict() for route in after]
-    if host.diff:
-        header = f"routes of protocol {options.protocol} in table {options.table} within " + \
-            ", ".join(map(str, options.within))
-        result["diff"] = {
-            "before": "".join(route.line(options.protocol) + "\n" for route in before),
-            "after": "".join(route.line(options.protocol) + "\n" for route in after),
-            "before_header": header, "after_header": header,
-        }

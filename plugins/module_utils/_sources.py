@@ -11,24 +11,26 @@ face to the plan (see ``_manifest``): ``what``, ``files``, ``identity``, ``downl
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import os
 import stat
 import sys
-import tarfile
 import tempfile
-import zlib
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ._download import (
-    Checksum, Limits, ReleaseError, copy_hashed, download, expected_digest, file_digests, mask_url,
+    Checksum, Limits, copy_hashed, download, expected_digest, file_digests, mask_url,
     verify_digest,
 )
-from ._errors import ConfigError
+from ._errors import ConfigError, ReleaseError
 from ._binaries import BinaryMemo
 from ._identifiers import is_plugin_file_name
-from ._manifest import EXTRA_RE, is_plugin_name, is_release_version, sha256_of
+from ._manifest import EXTRA_RE, is_plugin_name, sha256_of
+from ._manifest_file import is_release_version
+
+if TYPE_CHECKING:  # imported where a tarball is unpacked: a converged install unpacks none
+    import tarfile
 
 DEFAULT_BASE_URL = "https://github.com/containernetworking/plugins/releases/download"
 
@@ -51,7 +53,7 @@ def host_arch(machine: str, byteorder: str = sys.byteorder) -> str:
     if machine in ARCH_BY_MACHINE:
         return ARCH_BY_MACHINE[machine]
     raise ConfigError("arch", f"no CNI plugins release for machine type {machine!r}; set arch to one of "
-                      + ", ".join(RELEASE_ARCHES))
+                      f"{', '.join(RELEASE_ARCHES)}")
 
 
 def normalize_version(version: str) -> str:
@@ -132,6 +134,9 @@ class TarballSource:
         self.files = {}  # plugin name -> sha256 (binaries only)
         self.extras = []
         self._unpacked = tempfile.mkdtemp(prefix="unpacked-", dir=workdir)
+        import gzip  # pylint: disable=import-outside-toplevel
+        import tarfile  # pylint: disable=import-outside-toplevel
+        import zlib  # pylint: disable=import-outside-toplevel
         try:
             with tarfile.open(path, "r:*") as archive:
                 self._unpack(archive, limits)

@@ -26,6 +26,7 @@ file's, reached through ``_plugin_rules/registry.py``."""
 from __future__ import annotations
 
 from ._conflist import as_libcni_passes
+from ._host_reads import HostReads
 from ._validation.coerce import coerce_scalars
 from ._validation.envelope import check_envelope
 from ._validation.host import check_host
@@ -39,7 +40,7 @@ __all__ = ("ValidationReport", "coerce_scalars", "parse_conflist_text", "validat
 
 def validate_network_list(conf, *, installed_versions=None, installed_release=None, other_networks=(),
                           source: str | None = None, report: ValidationReport | None = None,
-                          dropin_files: list | None = None) -> ValidationReport:
+                          dropin_files: list | None = None, host_reads: HostReads | None = None) -> ValidationReport:
     """Validate one network configuration list (a dict as parsed from JSON).
 
     ``installed_versions``: ``plugin_type -> supported versions``, raising PluginNotFoundError,
@@ -51,7 +52,8 @@ def validate_network_list(conf, *, installed_versions=None, installed_release=No
     ``_conflist.load_conf_dir`` returns them); ``source`` is the file this list is (or will
     be) read from. ``report`` lets a caller add to findings it already has (e.g. from
     ``parse_conflist_text``). ``dropin_files``: the ``<conf_dir>/<name>/*.conf`` files libcni
-    would add to a list without ``plugins`` (None when not known)."""
+    would add to a list without ``plugins`` (None when not known). ``host_reads``: where the
+    checks against the host (with ``installed_versions``) keep what they read; a new one if None."""
     report = report if report is not None else ValidationReport()
     if not isinstance(conf, dict):
         report.error("", "the network configuration must be a JSON object", conf)
@@ -64,7 +66,8 @@ def validate_network_list(conf, *, installed_versions=None, installed_release=No
         version, releases = check_installed(conf, installed_versions, installed_release, report)
     else:
         version = list_version(conf)
-    subnets = check_plugins(conf, version, releases, installed_versions is not None, report)
+    on_host = (host_reads or HostReads()) if installed_versions is not None else None
+    subnets = check_plugins(conf, version, releases, on_host, report)
     check_dns(conf, report)
     if other_networks:
         check_host(conf, subnets, source, other_networks, report)

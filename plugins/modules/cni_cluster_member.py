@@ -199,12 +199,12 @@ changes:
     - iptables -w -t filter -N CNIKIT-FWD-164CF1CA
 """
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _cluster_member
+from ansible_collections.cnikit.cni.plugins.module_utils import _cluster_member_task
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_module
 
 
 def main():
-    run_module(_cluster_member)
+    run_module(_cluster_member_task)
 
 
 if __name__ == "__main__":

@@ -120,9 +120,8 @@ notes:
     C(released_v6), each after its IPv4 counterpart; hosts keep the file's order and new ones are added at the end,
     so a join is one added line per family. A file of one family is read as before.
 seealso:
-  - name: A network across hosts
+  - ref: ansible_collections.cnikit.cni.docsite.routed-network
     description: The role that runs this action, and how the file is used.
-    link: https://github.com/cnikit/cni/blob/main/docs/user-guide.md
 """
 
 EXAMPLES = r"""

@@ -78,9 +78,8 @@ options:
 seealso:
   - module: cnikit.cni.cni_netns
   - module: cnikit.cni.cni_info
-  - name: Namespaces, garbage collection and facts
+  - ref: ansible_collections.cnikit.cni.docsite.namespaces-gc-info
     description: How the three modules fit together.
-    link: https://github.com/cnikit/cni/blob/main/docs/namespaces-gc-info.md
 """
 
 EXAMPLES = r"""
@@ -166,12 +165,12 @@ skipped_networks:
   sample: [legacy]
 """
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _gc
+from ansible_collections.cnikit.cni.plugins.module_utils import _gc_task
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_module
 
 
 def main():
-    run_module(_gc)
+    run_module(_gc_task)
 
 
 if __name__ == "__main__":

@@ -49,9 +49,8 @@ seealso:
   - module: cnikit.cni.cni_gc
   - module: cnikit.cni.cni_netns
   - module: cnikit.cni.cni_cluster_member
-  - name: Namespaces, garbage collection and facts
+  - ref: ansible_collections.cnikit.cni.docsite.namespaces-gc-info
     description: How the three modules fit together.
-    link: https://github.com/cnikit/cni/blob/main/docs/namespaces-gc-info.md
 """
 
 EXAMPLES = r"""
@@ -200,12 +199,12 @@ clusters:
       error: null
 """
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _facts
+from ansible_collections.cnikit.cni.plugins.module_utils import _info_task
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_module
 
 
 def main():
-    run_module(_facts)
+    run_module(_info_task)
 
 
 if __name__ == "__main__":

@@ -69,9 +69,8 @@ notes:
 seealso:
   - module: cnikit.cni.cni_attach
   - module: cnikit.cni.cni_gc
-  - name: Namespaces, garbage collection and facts
+  - ref: ansible_collections.cnikit.cni.docsite.namespaces-gc-info
     description: How the three modules fit together.
-    link: https://github.com/cnikit/cni/blob/main/docs/namespaces-gc-info.md
 """
 
 EXAMPLES = r"""

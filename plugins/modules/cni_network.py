@@ -22,7 +22,7 @@ description:
   - The file is rewritten only when its content changes in meaning (formatting aside), atomically. Its mode,
     owner, group, SELinux context and attributes are set as for M(ansible.builtin.file), without a rewrite when
     only they differ.
-  - See U(https://github.com/cnikit/cni/blob/main/docs/validation.md) for every check and its messages.
+  - See R(Conflist validation, ansible_collections.cnikit.cni.docsite.validation) for every check and its messages.
 author:
   - cnikit maintainers (@cnikit)
 requirements:
@@ -174,10 +174,12 @@ options:
 notes:
   - Unknown plugin types (flannel, calico, multus, ...) get the envelope checks and a warning.
   - O(timeout) bounds each VERSION probe of a plugin binary.
+  - A run reuses the verdict of the last validation of the same declared configuration when nothing
+    else it rests on has changed (the other files of O(conf_dir), the plugin binaries, the host state
+    the checks read); verdicts are kept in C(<cache_dir>/cnikit-verdicts/).
 seealso:
-  - name: Conflist validation
+  - ref: ansible_collections.cnikit.cni.docsite.validation
     description: What each validation layer checks, with example messages.
-    link: https://github.com/cnikit/cni/blob/main/docs/validation.md
   - name: CNI specification, network configuration lists
     description: The format this module writes.
     link: https://www.cni.dev/docs/spec/#configuration-format

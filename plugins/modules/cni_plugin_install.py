@@ -83,6 +83,7 @@ options:
         release's layout.
     type: str
     default: reference
+    version_added: 1.1.0
   rename:
     description:
       - "Source members to install under another name, as a mapping of member to name; for example
@@ -90,6 +91,7 @@ options:
       - O(plugins) selects by the installed name.
       - A member the source does not hold, or two members given one name, is an error.
     type: dict
+    version_added: 1.1.0
   version:
     description:
       - For the set V(reference), the release version of the reference plugins, C(MAJOR.MINOR.PATCH) with or
@@ -217,9 +219,8 @@ notes:
   - Plugins whose VERSION answer fails (wrong architecture, truncated binary) abort the install before any
     binary in O(dest) is replaced.
 seealso:
-  - name: Installing plugins
+  - ref: ansible_collections.cnikit.cni.docsite.plugin-install
     description: Sources, checksum semantics, manifest, upgrades and check mode.
-    link: https://github.com/cnikit/cni/blob/main/docs/plugin-install.md
 """
 
 EXAMPLES = r"""
@@ -354,12 +355,12 @@ downloaded:
   sample: false
 """
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _install
+from ansible_collections.cnikit.cni.plugins.module_utils import _plugin_install_task
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_module
 
 
 def main():
-    run_module(_install)
+    run_module(_plugin_install_task)
 
 
 if __name__ == "__main__":

@@ -134,9 +134,8 @@ notes:
     rtnetlink directly, so it needs neither C(iproute2) nor pyroute2.
   - O(cni_path), O(conf_dir), O(cache_dir) and O(timeout) are accepted and not used.
 seealso:
-  - name: Routes
+  - ref: ansible_collections.cnikit.cni.docsite.routes
     description: What the module reconciles, with the routed network across hosts as its example.
-    link: https://github.com/cnikit/cni/blob/main/docs/routes.md
 """
 
 EXAMPLES = r"""
@@ -220,12 +219,12 @@ conflicts:
     - {dst: 10.244.9.0/24, via: 10.199.0.99, dev: eth0, type: unicast, metric: 0, table: 254, protocol: 4}
 """
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _routes
+from ansible_collections.cnikit.cni.plugins.module_utils import _route_task
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_module
 
 
 def main():
-    run_module(_routes)
+    run_module(_route_task)
 
 
 if __name__ == "__main__":

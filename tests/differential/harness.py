@@ -209,8 +209,8 @@ def run_binaries(conf, netns: str, workdir: str) -> tuple:
     except CNIError as exc:
         return "fails", f"libcni refuses the list: {exc}"
     engine = Engine([PLUGIN_DIR], f"{workdir}/cache", timeout=30)
-    attachment = Attachment(network.name, f"{PREFIX}diff", f"/var/run/netns/{netns}")
     try:
+        attachment = Attachment(network.name, f"{PREFIX}diff", f"/var/run/netns/{netns}")  # refuses a bad name
         engine.add(network, attachment)
     except CNIError as exc:
         return "fails", str(exc)

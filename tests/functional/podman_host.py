@@ -208,7 +208,7 @@ class PodmanHost:
         self._drop_cache_files()
         # The modules' lock files outlive an ADD until a DEL or GC sweeps them; the sweep takes
         # only those nobody holds, so a concurrent user of /var/lib/cni is not disturbed.
-        _cache.remove_idle_lock_files(CNI_CACHE)
+        _cache.ResultCache(CNI_CACHE).tidy()
         for cid in self.containers:
             hostclean.drop_portmap_rules(self.portmap_rules(cid))
         for netns in self.namespaces:

@@ -166,7 +166,7 @@ def test_del_after_a_daemon_restart_succeeds(lab, make_netns):
     daemon.stop()
     daemon.start()  # knows nothing of the lease taken before
     assert engine.delete(network, attachment) is True
-    assert engine.cached_attachments()[0] == []
+    assert engine.cache.entries()[0] == []
 
 
 def test_add_without_the_daemon_says_so_once_and_the_next_attach_says_what_it_cleans_up(lab, make_netns):
@@ -178,7 +178,7 @@ def test_add_without_the_daemon_says_so_once_and_the_next_attach_says_what_it_cl
     daemon.stop()
     network = _bridge_network(server, daemon)
     desired = _attach.Desired(lambda: network, Attachment(network.name, "cnit-e-c1", make_netns(), "eth0"))
-    marker = os.path.join(engine.cache_dir, "cnikit-pending", f"{network.name}-cnit-e-c1-eth0")
+    marker = os.path.join(engine.cache.directory, "cnikit-pending", f"{network.name}-cnit-e-c1-eth0")
 
     [failure] = _attach.converge_all(engine, [desired])
     message = str(failure)
@@ -238,7 +238,7 @@ def test_reruns_of_cni_attach_never_grow_the_daemon(lab, make_netns, release, tm
 
     server, daemon, engine = lab
     network = _bridge_network(server, daemon)
-    paths = {"cni_path": engine.executor.cni_path, "cache_dir": engine.cache_dir, "conf_dir": str(tmp_path / "net.d")}
+    paths = {"cni_path": engine.executor.cni_path, "cache_dir": engine.cache.directory, "conf_dir": str(tmp_path / "net.d")}
     netns = make_netns()
     attach = {"config": network.raw, "netns": netns, "container_id": "cnit-e-c1", **paths}
     added = module_harness.run_module(cni_attach, capsys, **attach)
@@ -278,7 +278,7 @@ def test_gc_of_a_vanished_namespace_ends_the_lease_renewal(lab, make_netns):
     engine.add(network, attachment)
     subprocess.run(["ip", "netns", "del", os.path.basename(netns)], check=True)
     report = engine.gc(network, valid_attachments=[])
-    assert report["errors"] == [] and [d["container_id"] for d in report["deleted"]] == ["cnit-e-c1"]
+    assert report.errors == [] and [d["container_id"] for d in report.deleted] == ["cnit-e-c1"]
     # The lease's loop logs this as it leaves: no renewal follows.
     assert f"{_client_id(network, attachment)}: releasing lease" in daemon.log()
 
@@ -291,7 +291,7 @@ def test_modules_declare_attach_rerun_and_detach_a_dhcp_network(lab, make_netns,
     from ansible_collections.cnikit.cni.plugins.modules import cni_attach, cni_network  # pylint: disable=import-outside-toplevel
 
     server, daemon, engine = lab
-    paths = {"cni_path": engine.executor.cni_path, "conf_dir": str(tmp_path / "net.d"), "cache_dir": engine.cache_dir}
+    paths = {"cni_path": engine.executor.cni_path, "conf_dir": str(tmp_path / "net.d"), "cache_dir": engine.cache.directory}
     declared = module_harness.run_module(cni_network, capsys, name="cnit-dhcp-mod", cni_version="1.0.0", plugins=[
         {"type": "bridge", "bridge": server.bridge, "ipam": {"type": "dhcp", "daemonSocketPath": daemon.socket_path}}],
         **paths)

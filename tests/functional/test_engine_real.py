@@ -96,7 +96,7 @@ def _port_mapped() -> bool:
 
 
 def _cache_file(engine, network, attachment) -> Path:
-    return Path(engine.cache_dir) / "results" / f"{network}-{attachment.container_id}-{attachment.ifname}"
+    return Path(engine.cache.directory) / "results" / f"{network}-{attachment.container_id}-{attachment.ifname}"
 
 
 # The versions these binaries speak from 0.3.1 on, chained or not (1.1.0 from plugins 1.5 on).
@@ -150,7 +150,7 @@ def test_chain_whose_third_plugin_fails_leaves_nothing_behind(setup, make_netns,
     engine, data_dir, bridge, subnet = setup
     fake = FakePlugins(tmp_path / "fake")
     fake.install("cnit-e-fail", ADD={"error": {"code": 999, "msg": "refusing on purpose"}})
-    engine = Engine([PLUGIN_DIR, fake.directory], engine.cache_dir, timeout=30)
+    engine = Engine([PLUGIN_DIR, fake.directory], engine.cache.directory, timeout=30)
     netns = make_netns()
     raw = _conflist("cnit-e-net", "1.0.0", bridge, subnet, data_dir, chained=False).raw
     failing = {"type": "cnit-e-fail"} if third == "fake" else {"type": "tuning", "mac": "not-a-mac"}
@@ -211,7 +211,7 @@ def test_validation_knows_the_release_of_binaries_that_print_none():
 def test_status_of_each_plugin_of_a_chain_is_ready(setup):
     engine, data_dir, bridge, subnet = setup
     network = _conflist("cnit-e-net", NEWEST, bridge, subnet, data_dir, chained=True)
-    assert [(s["plugin"], s["ready"]) for s in engine.status(network)] == [
+    assert [(s.plugin, s.ready) for s in engine.status(network)] == [
         ("bridge", True), ("tuning", True), ("portmap", True), ("bandwidth", True)]
 
 
@@ -227,7 +227,7 @@ def test_gc_deletes_the_stale_attachment_and_the_plugins_free_nothing_themselves
 
     report = engine.gc(network, [(kept.container_id, kept.ifname)])
     assert report["errors"] == []
-    assert [d["container_id"] for d in report["deleted"]] == [stale.container_id]
+    assert [d["container_id"] for d in report.deleted] == [stale.container_id]
     assert _reservations(data_dir, "cnit-e-net") == sorted([addresses[kept.container_id],
                                                             addresses[unknown.container_id]])
     assert ip_json("-n", os.path.basename(stale.netns), "link", "show", "dev", "eth0") == []

@@ -31,6 +31,7 @@ from types import SimpleNamespace
 import hostclean
 import pytest
 import releases
+import script_plugin
 from module_harness import run_module
 
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
@@ -70,8 +71,7 @@ def flannel_host(tmp_path):
     plugin_dir.mkdir(parents=True)
     for binary in Path(releases.PLUGIN_DIR).iterdir():
         (plugin_dir / binary.name).symlink_to(binary)
-    shutil.copy(STANDIN, plugin_dir / "flannel")
-    (plugin_dir / "flannel").chmod(0o755)
+    script_plugin.install(STANDIN, plugin_dir / "flannel")
     subnet_file = root / "run/flannel/subnet.env"
     subnet_file.parent.mkdir(parents=True)
     subnet_file.write_text(f"FLANNEL_NETWORK={FLANNEL_NETWORK}\nFLANNEL_SUBNET={FLANNEL_SUBNET}\n"

@@ -93,29 +93,29 @@ def reservations(tmp_path) -> list:
 def test_libcni_reads_checks_and_deletes_what_the_engine_added(libcni, setup):
     engine, network, attachment, conf_dir, tmp_path = setup
     result = engine.add(network, attachment)
-    cached = run_libcni(libcni, "cached", conf_dir, engine.cache_dir, attachment.netns)
+    cached = run_libcni(libcni, "cached", conf_dir, engine.cache.directory, attachment.netns)
     assert cached.returncode == 0, cached.stderr
     assert json.loads(cached.stdout)["ips"][0]["address"] == result["ips"][0]["address"]
-    check = run_libcni(libcni, "check", conf_dir, engine.cache_dir, attachment.netns)
+    check = run_libcni(libcni, "check", conf_dir, engine.cache.directory, attachment.netns)
     assert check.returncode == 0, check.stderr
-    delete = run_libcni(libcni, "del", conf_dir, engine.cache_dir, attachment.netns)
+    delete = run_libcni(libcni, "del", conf_dir, engine.cache.directory, attachment.netns)
     assert delete.returncode == 0, delete.stderr
-    assert engine.cached_entry(attachment) is None
+    assert engine.cache.read(attachment.key) is None
     assert reservations(tmp_path) == []
 
 
 def test_engine_reads_checks_and_deletes_what_libcni_added(libcni, setup):
     engine, network, attachment, conf_dir, tmp_path = setup
-    add = run_libcni(libcni, "add", conf_dir, engine.cache_dir, attachment.netns)
+    add = run_libcni(libcni, "add", conf_dir, engine.cache.directory, attachment.netns)
     assert add.returncode == 0, add.stderr
     added = json.loads(add.stdout)
-    entry = engine.cached_entry(attachment)
+    entry = engine.cache.read(attachment.key)
     assert entry.result["ips"] == added["ips"]
     assert entry.config == (conf_dir / "10-interop.conflist").read_bytes()
     assert engine.check(network, attachment).ran
     assert engine.delete(network, attachment) is True
     assert reservations(tmp_path) == []
-    gone = run_libcni(libcni, "check", conf_dir, engine.cache_dir, attachment.netns)
+    gone = run_libcni(libcni, "check", conf_dir, engine.cache.directory, attachment.netns)
     assert gone.returncode != 0  # nothing is attached any more: host-local finds no address
 
 
@@ -129,25 +129,26 @@ def test_libcni_gc_deletes_every_attachment_it_is_not_told_is_valid_the_collecti
     engine.add(network, dropped)
     assert len(reservations(tmp_path)) == 2
 
-    gc = run_libcni(gc_libcni, "gc", conf_dir, engine.cache_dir, "-",
+    gc = run_libcni(gc_libcni, "gc", conf_dir, engine.cache.directory, "-",
                     CNI_VALID_ATTACHMENTS=f"{kept.container_id}/{kept.ifname}")
     assert gc.returncode == 0, gc.stderr
-    assert engine.cached_entry(kept) is not None
-    assert engine.cached_entry(dropped) is None
+    assert engine.cache.read(kept.key) is not None
+    assert engine.cache.read(dropped.key) is None
     assert reservations(tmp_path) == [kept_address]
 
-    gc = run_libcni(gc_libcni, "gc", conf_dir, engine.cache_dir, "-")
+    gc = run_libcni(gc_libcni, "gc", conf_dir, engine.cache.directory, "-")
     assert gc.returncode == 0, gc.stderr
-    assert engine.cached_entry(kept) is None
+    assert engine.cache.read(kept.key) is None
     assert reservations(tmp_path) == []
 
 
 def test_libcni_status_agrees_with_the_engine(gc_libcni, setup):
     engine, network, _attachment, conf_dir, _tmp_path = setup
-    status = run_libcni(gc_libcni, "status", conf_dir, engine.cache_dir, "-")
+    status = run_libcni(gc_libcni, "status", conf_dir, engine.cache.directory, "-")
     assert status.returncode == 0, status.stderr
-    expected = [True] * len(network.plugins) if gc_libcni.cni_version == "1.1.0" else []
-    assert [plugin["ready"] for plugin in engine.status(network)] == expected
+    expected = [True] * len(network.plugins) if gc_libcni.cni_version == "1.1.0" else None  # None: no STATUS
+    statuses = engine.status(network)
+    assert (statuses if statuses is None else [plugin.ready for plugin in statuses]) == expected
 
 
 def test_libcni_status_reaches_the_plugins_of_a_1_1_0_network(gc_libcni, setup):
@@ -158,5 +159,5 @@ def test_libcni_status_reaches_the_plugins_of_a_1_1_0_network(gc_libcni, setup):
     conf = json.loads((conf_dir / "10-interop.conflist").read_text())
     conf["plugins"].append({"type": "cnit-e-absent"})
     (conf_dir / "10-interop.conflist").write_text(json.dumps(conf))
-    status = run_libcni(gc_libcni, "status", conf_dir, engine.cache_dir, "-")
+    status = run_libcni(gc_libcni, "status", conf_dir, engine.cache.directory, "-")
     assert status.returncode != 0 and "cnit-e-absent" in status.stderr

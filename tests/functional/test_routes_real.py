@@ -32,7 +32,7 @@ RUNNER = """
 import dataclasses, ipaddress, json, sys
 sys.path.insert(0, sys.argv[2])
 from stand_in_host import StandInHost, TaskFailed
-from ansible_collections.cnikit.cni.plugins.module_utils import _routes
+from ansible_collections.cnikit.cni.plugins.module_utils import _route_task, _routes
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 
 args = json.loads(sys.argv[1])
@@ -52,7 +52,7 @@ host = StandInHost("/tmp", check_mode=args.pop("check"), diff=True)
 params = {"routes": [], "within": [], "protocol": 210, "table": 254, "state": "present", **args}
 result, error = {}, None
 try:
-    _routes.run(host, params, result)
+    _route_task.run(host, params, result)
 except CNIError as exc:
     error = exc.to_dict()
 print(json.dumps({"result": result, "warnings": host.warnings, "error": error}))

@@ -82,7 +82,7 @@ def attached(host):
     engine = Engine(host.cni_path, host.cache_dir, timeout=20)
     desired = _attach.Desired(lambda: network, item)
     assert _attach.converge(engine, desired).action == "added"
-    path = _cache.entry_path(host.cache_dir, item.key)
+    path = _cache.ResultCache(host.cache_dir).path(item.key)
     return engine, desired, path
 
 
@@ -145,7 +145,7 @@ def test_marker_left_after_the_cache_was_written_is_cleared(host, attached):
     attachment is complete, and the next run must not leave the marker behind forever."""
     engine, desired, _path = attached
     item = desired.attachment
-    _cache.mark_pending(host.cache_dir, item.key)
+    _cache.ResultCache(host.cache_dir).mark_pending(item.key)
 
     outcome = _attach.converge(engine, desired)
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from ansible_collections.cnikit.cni.plugins.module_utils import _cache
 from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules import registry
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
-from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
+from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine, network_at_add
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError, ConfigError, PluginError, PluginNotFoundError
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import AttachmentKey
 from ansible_collections.cnikit.cni.plugins.module_utils._result import KNOWN_VERSIONS, ResultError, convert, summarise
@@ -291,7 +291,7 @@ def test_cache_reader_raises_only_cache_errors_and_del_can_proceed(data):
     # What DEL does with a usable entry: the cached network and the result as prevResult.
     if entry.config is not None:
         try:
-            Engine.cached_network(entry)
+            network_at_add(entry)
         except ConfigError as exc:
             assert exc.path
     if entry.result is not None:

@@ -25,7 +25,7 @@ from ansible_collections.cnikit.cni.plugins.module_utils._conflist import Networ
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import AttachmentKey, netns_path, normalise_cni_args
-from ansible_collections.cnikit.cni.plugins.module_utils._gc import check_valid_attachments
+from ansible_collections.cnikit.cni.plugins.module_utils._gc import valid_attachment_keys
 
 BAD_NAMES = ["a/b", "../etc", "..", ".", "a\x00b", "a b", " lead", "trail\n", "\t", "x" * 256, "", "-dash",
              "a;reboot", "$(reboot)", "é"]
@@ -75,22 +75,22 @@ NAME_CALLS = [
     ("Engine.delete network name", "network", lambda v: ENGINE.delete(network(v), Attachment(v, "c1", NETNS))),
     ("Engine.gc network name", "network", lambda v: ENGINE.gc(network(v), [])),
     ("cache write container_id", "container_id",
-     lambda v: _cache.write_entry("/nonexistent/cache", _cache.CacheEntry("n", v, "eth0"))),
-    ("cache read network", "network", lambda v: _cache.read_entry("/nonexistent/cache", AttachmentKey(v, "c1", "eth0"))),
-    ("cache delete container_id", "container_id", lambda v: _cache.delete_entry("/nonexistent/cache", AttachmentKey("n", v, "eth0"))),
-    ("cache lock network", "network", lambda v: _enter(_cache.attachment_lock("/nonexistent/cache", AttachmentKey(v, "c1", "eth0")))),
+     lambda v: _cache.ResultCache("/nonexistent/cache").write(_cache.CacheEntry("n", v, "eth0"))),
+    ("cache read network", "network", lambda v: _cache.ResultCache("/nonexistent/cache").read(AttachmentKey(v, "c1", "eth0"))),
+    ("cache delete container_id", "container_id", lambda v: _cache.ResultCache("/nonexistent/cache").delete(AttachmentKey("n", v, "eth0"))),
+    ("cache lock network", "network", lambda v: _enter(_cache.ResultCache("/nonexistent/cache").lock(AttachmentKey(v, "c1", "eth0")))),
     ("netns create", "netns", _netns.create),
     ("netns remove", "netns", _netns.remove),
     ("netns exists", "netns", _netns.exists),
     ("GC valid_attachments", "valid_attachments[0].container_id",
-     lambda v: check_valid_attachments([{"container_id": v}])),
+     lambda v: valid_attachment_keys([{"container_id": v}])),
 ]
 IFNAME_CALLS = [
     ("Engine.add ifname", "ifname", lambda v: ENGINE.add(network(), Attachment("cnit-r-net", "c1", NETNS, v))),
     ("Engine.delete ifname", "ifname", lambda v: ENGINE.delete(network(), Attachment("cnit-r-net", "c1", NETNS, v))),
-    ("cache read ifname", "ifname", lambda v: _cache.read_entry("/nonexistent/cache", AttachmentKey("n", "c1", v))),
+    ("cache read ifname", "ifname", lambda v: _cache.ResultCache("/nonexistent/cache").read(AttachmentKey("n", "c1", v))),
     ("GC valid_attachments ifname", "valid_attachments[0].ifname",
-     lambda v: check_valid_attachments([{"container_id": "c1", "ifname": v}])),
+     lambda v: valid_attachment_keys([{"container_id": "c1", "ifname": v}])),
 ]
 OTHER_CALLS = [
     ("netns name with NUL", "netns", "a\x00b", netns_path),

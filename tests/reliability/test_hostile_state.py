@@ -77,16 +77,16 @@ def _hold(manager):
 
 # Each operation of the cache that touches one of its directories.
 OPERATIONS = {
-    "lock": lambda cache: _hold(_cache.attachment_lock(cache, KEY)),
-    "gc lock": lambda cache: _hold(_cache.network_gc_lock(cache, KEY.network)),
-    "idle lock sweep": _cache.remove_idle_lock_files,
-    "write entry": lambda cache: _cache.write_entry(cache, ENTRY),
-    "read entry": lambda cache: _cache.read_entry(cache, KEY),
-    "delete entry": lambda cache: _cache.delete_entry(cache, KEY),
-    "list entries": _cache.list_entries,
-    "mark pending": lambda cache: _cache.mark_pending(cache, KEY),
-    "clear pending": lambda cache: _cache.clear_pending(cache, KEY),
-    "is pending": lambda cache: _cache.is_pending(cache, KEY),
+    "lock": lambda cache: _hold(_cache.ResultCache(cache).lock(KEY)),
+    "gc lock": lambda cache: _hold(_cache.ResultCache(cache).lock_for_gc(KEY.network)),
+    "idle lock sweep": lambda cache: _cache.ResultCache(cache).tidy(),
+    "write entry": lambda cache: _cache.ResultCache(cache).write(ENTRY),
+    "read entry": lambda cache: _cache.ResultCache(cache).read(KEY),
+    "delete entry": lambda cache: _cache.ResultCache(cache).delete(KEY),
+    "list entries": lambda cache: _cache.ResultCache(cache).entries(),
+    "mark pending": lambda cache: _cache.ResultCache(cache).mark_pending(KEY),
+    "clear pending": lambda cache: _cache.ResultCache(cache).clear_pending(KEY),
+    "is pending": lambda cache: _cache.ResultCache(cache).is_pending(KEY),
 }
 # The directory each operation uses (the sweep also walks cnikit-pending).
 USES = {"lock": _cache.LOCKS_SUBDIR, "gc lock": _cache.LOCKS_SUBDIR, "idle lock sweep": _cache.LOCKS_SUBDIR,
@@ -138,19 +138,19 @@ def test_results_as_libcni_and_podman_make_it_are_used(cache_dir, mode):
     os.makedirs(os.path.join(cache_dir, _cache.RESULTS_SUBDIR), mode=mode)
     os.chmod(os.path.join(cache_dir, _cache.RESULTS_SUBDIR), mode)
     OPERATIONS["write entry"](cache_dir)
-    assert _cache.read_entry(cache_dir, KEY).managed
-    assert [e.key for e in _cache.list_entries(cache_dir)[0]] == [KEY]
+    assert _cache.ResultCache(cache_dir).read(KEY).managed
+    assert [e.key for e in _cache.ResultCache(cache_dir).entries()[0]] == [KEY]
 
 
 def test_the_idle_lock_sweep_deletes_only_lock_files_it_made(cache_dir):
-    _hold(_cache.attachment_lock(cache_dir, KEY))
+    _hold(_cache.ResultCache(cache_dir).lock(KEY))
     locks = Path(cache_dir, _cache.LOCKS_SUBDIR)
     made = sorted(p.name for p in locks.iterdir())
     assert made, "the lock left no files to sweep"
     for name in ("passwd", "notes.txt", "network-.lock", ".network-x.lock", "network-x.lock.bak"):
         (locks / name).write_text("theirs\n")
 
-    _cache.remove_idle_lock_files(cache_dir)
+    _cache.ResultCache(cache_dir).tidy()
 
     assert sorted(p.name for p in locks.iterdir()) == sorted(
         ["passwd", "notes.txt", "network-.lock", ".network-x.lock", "network-x.lock.bak"])
@@ -159,7 +159,7 @@ def test_the_idle_lock_sweep_deletes_only_lock_files_it_made(cache_dir):
 @pytest.mark.parametrize("name", ["network-cnit-r-net.lock", "junk"])
 def test_a_subdirectory_in_the_lock_dir_is_skipped_by_the_sweep(cache_dir, name):
     Path(cache_dir, _cache.LOCKS_SUBDIR, name).mkdir(parents=True)
-    _cache.remove_idle_lock_files(cache_dir)  # no IsADirectoryError
+    _cache.ResultCache(cache_dir).tidy()  # no IsADirectoryError
     assert Path(cache_dir, _cache.LOCKS_SUBDIR, name).is_dir()
 
 
@@ -167,7 +167,7 @@ def test_a_subdirectory_where_a_lock_file_belongs_is_an_error_naming_it(cache_di
     lock = Path(cache_dir, _cache.LOCKS_SUBDIR, "network-cnit-r-net.lock")
     lock.mkdir(parents=True)
     with pytest.raises(ConfigError) as caught:
-        _hold(_cache.attachment_lock(cache_dir, KEY))
+        _hold(_cache.ResultCache(cache_dir).lock(KEY))
     assert caught.value.path == "cache_dir" and str(lock) in caught.value.message, caught.value.message
 
 
@@ -177,10 +177,10 @@ def test_a_dangling_lock_file_symlink_creates_nothing_at_its_target(cache_dir, t
     lock = Path(cache_dir, _cache.LOCKS_SUBDIR, "network-cnit-r-net.lock")
     lock.symlink_to(target)
     with pytest.raises(ConfigError) as caught:
-        _hold(_cache.attachment_lock(cache_dir, KEY))
+        _hold(_cache.ResultCache(cache_dir).lock(KEY))
     assert str(lock) in caught.value.message, caught.value.message
     assert not target.exists()
-    _cache.remove_idle_lock_files(cache_dir)
+    _cache.ResultCache(cache_dir).tidy()
     assert not target.exists()
 
 
@@ -201,9 +201,9 @@ def test_a_cache_entry_symlink_is_not_read_through(cache_dir, tmp_path):
     results.mkdir(parents=True, mode=0o700)
     (results / KEY.file_name).symlink_to(secret)
     with pytest.raises(_cache.CacheError, match="not a regular file"):
-        _cache.read_entry(cache_dir, KEY)
-    assert _cache.list_entries(cache_dir) == ([], [])
-    assert _cache.delete_entry(cache_dir, KEY)
+        _cache.ResultCache(cache_dir).read(KEY)
+    assert _cache.ResultCache(cache_dir).entries() == ([], [])
+    assert _cache.ResultCache(cache_dir).delete(KEY)
     assert secret.exists() and not (results / KEY.file_name).is_symlink()
 
 

@@ -75,7 +75,7 @@ def test_modes_and_owners_whatever_the_umask(tmp_path, hygiene_netns, umask):
     assert not (cache_dir / _cache.LOCKS_SUBDIR).exists()
     old_umask = os.umask(umask)
     try:
-        with _cache.attachment_lock(str(cache_dir), AttachmentKey("hyg", "c1", "eth0")):
+        with _cache.ResultCache(str(cache_dir)).lock(AttachmentKey("hyg", "c1", "eth0")):
             locks = cache_dir / _cache.LOCKS_SUBDIR
             assert (oct(_mode(locks)), _owner(locks)) == (oct(0o700), (0, 0))
             assert {oct(_mode(lock)) for lock in locks.iterdir()} == {oct(0o600)}

@@ -30,7 +30,7 @@ from conftest import PREFIX, addresses_in, count, link_names, valid_cache_files
 from fakeplugin import FakePlugins
 from release_server import build_release
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _manifest
+from ansible_collections.cnikit.cni.plugins.module_utils import _manifest, _manifest_file
 from ansible_collections.cnikit.cni.plugins.module_utils._binaries import MEMO_NAME
 
 KILLS = count(12, 50)
@@ -233,7 +233,7 @@ def test_kill_during_install_converges_exactly(tmp_path, rng, figures):
     for iteration in range(KILLS):
         version = ("1.1.1", "1.1.2")[iteration % 2]
         killed = modules.run_killed("cni_plugin_install", args(version), work, rng.uniform(0.45, 1.05) * duration)
-        manifest = _manifest.read_manifest(dest)  # parses, or raises
+        manifest = _manifest_file.read_manifest(dest)  # parses, or raises
         binaries = [name for name in os.listdir(dest) if not name.startswith(".")]
         for name in binaries:
             assert _sha256(os.path.join(dest, name)) in (digests["1.1.1"][name], digests["1.1.2"][name]), \
@@ -241,8 +241,8 @@ def test_kill_during_install_converges_exactly(tmp_path, rng, figures):
         landed[_install_landing(killed, dest, manifest, version, digests[version])] += 1
         result = modules.run("cni_plugin_install", args(version), work)
         assert not result.get("failed"), result
-        assert sorted(os.listdir(dest)) == sorted(INSTALLED + [_manifest.MANIFEST_NAME, MEMO_NAME]), "leftovers in dest"
-        assert _reference_version(_manifest.read_manifest(dest)) == version
+        assert sorted(os.listdir(dest)) == sorted(INSTALLED + [_manifest_file.MANIFEST_NAME, MEMO_NAME]), "leftovers in dest"
+        assert _reference_version(_manifest_file.read_manifest(dest)) == version
         for name in INSTALLED:
             path = os.path.join(dest, name)
             assert _sha256(path) == digests[version][name]
@@ -251,7 +251,7 @@ def test_kill_during_install_converges_exactly(tmp_path, rng, figures):
 
 
 def _reference_version(manifest: dict | None) -> str | None:
-    return _manifest.manifest_sets(manifest).get(_manifest.REFERENCE_SET, {}).get("version")
+    return _manifest_file.manifest_sets(manifest).get(_manifest_file.REFERENCE_SET, {}).get("version")
 
 
 def _install_landing(killed: bool, dest: str, manifest: dict, version: str, wanted: dict) -> str:

@@ -14,6 +14,9 @@ import module_harness
 import release_server
 from cachehost import Host
 
+from ansible_collections.cnikit.cni.plugins.module_utils import _verdicts
+from ansible_collections.cnikit.cni.plugins.module_utils._defaults import DEFAULT_CACHE_DIR
+
 # The releases the installer's tests (test_install, test_plugin_sets) download from `server`.
 RELEASE_ARCH = "amd64"
 RELEASE_V1, RELEASE_V2 = "1.1.1", "1.1.2"  # 1.1.2 has no sbr
@@ -42,6 +45,17 @@ def parse_arguments(capsys):
     def parse(module, **args) -> tuple:
         return module_harness.parse_arguments(module, capsys, **args)
     return parse
+
+
+@pytest.fixture(autouse=True)
+def verdicts_kept_in_the_test(tmp_path_factory, monkeypatch):
+    """cni_network remembers verdicts under its cache_dir (``_verdicts``); a test that leaves the
+    default /var/lib/cni keeps them in its own directory, never in the machine's."""
+    real, kept = _verdicts.verdict_path, str(tmp_path_factory.mktemp("default-cache-dir"))
+
+    def in_the_test(cache_dir: str, source: str) -> str:
+        return real(kept if cache_dir == DEFAULT_CACHE_DIR else cache_dir, source)
+    monkeypatch.setattr(_verdicts, "verdict_path", in_the_test)
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ansible_collections.cnikit.cni.plugins.module_utils._conflist import CONF_FILE_EXTENSIONS
 from ansible_collections.cnikit.cni.plugins.module_utils._network_task import ARGUMENT_SPEC
 
 ROLE = Path(__file__).resolve().parents[2] / "roles" / "networks"
@@ -60,3 +61,11 @@ def test_the_role_passes_every_option_through():
     expected["name"] = "{{ item.name }}"
     expected.update(conf_dir="{{ cni_networks_conf_dir }}", cni_path="{{ cni_networks_cni_path }}")
     assert args == expected
+
+
+def test_the_purge_finds_the_files_runtimes_load_networks_from():
+    """The role's find patterns are the conf file extensions libcni (and _conflist) loads."""
+    tasks = yaml.safe_load((ROLE / "tasks" / "main.yml").read_text(encoding="utf-8"))
+    (purge,) = [t for t in tasks if "block" in t]
+    (find,) = [t["ansible.builtin.find"] for t in purge["block"] if "ansible.builtin.find" in t]
+    assert find["patterns"] == [f"*{extension}" for extension in CONF_FILE_EXTENSIONS]

@@ -12,7 +12,8 @@ from __future__ import annotations
 import base64
 import json
 import os
-import shutil
+
+import script_plugin
 
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
 
@@ -35,8 +36,7 @@ class Host:
     def plugin(self, name="noop", **behaviour):
         """Install the test double as ``name``; ``behaviour`` is its debug file (per verb)."""
         path = self.bin / name
-        shutil.copy(FAKE_PLUGIN, path)
-        path.chmod(0o755)
+        script_plugin.install(FAKE_PLUGIN, path)
         self.debug(name, **behaviour)
         return str(path)
 

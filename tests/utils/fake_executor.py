@@ -59,3 +59,9 @@ class FakeExecutor(Executor):
 
     def binary_release(self, path: str) -> str | None:
         return self.releases.get(os.path.basename(path))
+
+    def installed_set(self, path: str) -> tuple:
+        return None, None
+
+    def manifest_problem(self, directory: str) -> str | None:
+        return None

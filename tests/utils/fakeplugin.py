@@ -1,12 +1,11 @@
-#!/usr/bin/env python3
 # Copyright (c) cnikit contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """A test-double CNI plugin, modelled on libcni's ``noop`` test plugin.
 
-Install it under any name (copy or symlink into a temporary plugin directory: ``noop``,
-``noop2``, ``sleep``, ``portmap`` ...) and drive it with a JSON *debug file*. Every call is
-appended to a JSON-lines log, so a test asserts exactly what the runtime sent.
+Install it under any name (``FakePlugins``, or ``script_plugin.install``, into a temporary plugin
+directory: ``noop``, ``noop2``, ``sleep``, ``portmap`` ...) and drive it with a JSON *debug file*.
+Every call is appended to a JSON-lines log, so a test asserts exactly what the runtime sent.
 
 Where the debug file is found, first match wins:
 
@@ -176,9 +175,20 @@ class FakePlugins:
         """Symlink the script as ``name``; ``verbs`` are the debug file's per-verb objects."""
         os.makedirs(self.directory, exist_ok=True)
         if not os.path.lexists(self.path(name)):
-            os.symlink(os.path.abspath(__file__), self.path(name))
+            os.symlink(self._executable(), self.path(name))
         self.configure(name, **verbs)
         return self.path(name)
+
+    def _executable(self):
+        """The directory's one executable copy of this script, which every name links to (the
+        repository's copy is not executable: see script_plugin). A dot file: no plugin name."""
+        # Imported here: the installed copy runs alone, without tests/utils on its path.
+        import script_plugin  # pylint: disable=import-outside-toplevel
+
+        path = self.path(".fakeplugin")
+        if not os.path.exists(path):
+            script_plugin.install(__file__, path)
+        return path
 
     def configure(self, name, **verbs):
         """Replace the behaviour of ``name``; keyword ``log_env`` lists extra variables to log."""

@@ -73,7 +73,7 @@ def delete_cached(engine) -> None:
     # pylint: disable=import-outside-toplevel  # the collection is importable once tests run
     from ansible_collections.cnikit.cni.plugins.module_utils._errors import CNIError
 
-    entries, _problems = engine.cached_attachments()
+    entries, _problems = engine.cache.entries()
     for entry in entries:
         try:
             engine.delete_as_added(entry)

@@ -30,6 +30,8 @@ import sys
 import tarfile
 import threading
 
+import script_plugin
+
 PLUGIN_SOURCE = "/usr/lib/cni"
 
 
@@ -74,8 +76,7 @@ FLANNEL_STAND_IN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fla
 def stand_in_flannel_program(version: str) -> bytes:
     """The flannel stand-in (flannel_standin.py, not flannel), marked with a release version so
     that two releases' binaries differ, as a real upgrade's do."""
-    with open(FLANNEL_STAND_IN, "rb") as handle:
-        return handle.read() + f"# stand-in release {version}\n".encode()
+    return script_plugin.program(FLANNEL_STAND_IN) + f"# stand-in release {version}\n".encode()
 
 
 def build_stand_in_flannel(root: str, version: str, arch: str) -> str:

@@ -137,7 +137,7 @@ class Releases:
 
     @classmethod
     def from_spec_versions(cls, versions) -> Releases:
-        if "1.1.0" in versions:
+        if SPEC_1_1 in versions:
             return cls(version_key(SPEC_1_1_RELEASE), None, f"v{SPEC_1_1_RELEASE} or newer")
         return cls((0, 0, 0), version_key(SPEC_1_1_RELEASE), f"older than v{SPEC_1_1_RELEASE}")
 
@@ -155,7 +155,9 @@ def binary_releases(release, spec_versions) -> Releases:
         or Releases.from_spec_versions(spec_versions)
 
 
-# The first plugin release that accepts spec 1.1.0; binaries without it are older.
+# The first plugin release that accepts spec 1.1.0; binaries without it are older. (Spec 1.1.0
+# here is that fact, not the highest version, which _result.HIGHEST_VERSION holds.)
+SPEC_1_1 = "1.1.0"
 SPEC_1_1_RELEASE = "1.6.0"
 UNRELEASED = "99.0.0"
 
@@ -174,7 +176,9 @@ class Subnet:
 class Context:
     """One plugin object under check: where it is, what runs before it, the CNI version the list
     runs at, the release of its installed binary (None when not probed), and whether the checks
-    run on the host that will run it (so /proc may be consulted)."""
+    run on the host that will run it: ``on_host``, the ``_host_reads.HostReads`` through which
+    they read /proc, /sys and daemons' sockets (and only through it, so that a remembered verdict
+    knows what it depends on), or None."""
 
     report: object
     base: list
@@ -183,7 +187,7 @@ class Context:
     seen: list = field(default_factory=list)  # [(type, plugin as Go reads it)] before this one
     previous_main: str | None = None  # the last reference plugin before this one that is not chained
     releases: Releases | None = None
-    on_host: bool = False
+    on_host: object = None  # a _host_reads.HostReads on the host
     subnets: list = field(default_factory=list)  # host-local subnets, for the cross-network checks
     # the plugin's IPAM section's ``gateway_sets`` (PluginRules): [(path parts under the section,
     # [gateways])] per address it hands out; None when its type cannot tell
@@ -198,7 +202,7 @@ class Context:
     def warn(self, parts, message: str, *value, of_host: bool = False) -> None:
         self.report.warn(self.path(*parts), message, *value, of_host=of_host)
 
-    def since(self, release: str, parts, message: str, *value) -> None:
+    def refused_from(self, release: str, parts, message: str, *value) -> None:
         """A rule the plugin enforces from ``release`` on: an error when the installed binary is
         that release or newer; nothing when it predates it (it ignores the key, which the
         key-age check reports); a warning when the release is not known."""
@@ -253,9 +257,9 @@ class PluginRules:
     """Everything the validator knows about one plugin type, in the plugin's own file."""
 
     schema: dict
-    check: object = None  # check(plugin as Go reads it, Context)
-    since: dict = field(default_factory=dict)  # key -> first release that reads it
-    removed: dict = field(default_factory=dict)  # key -> first release that no longer reads it
+    checks: object = None  # checks(plugin as Go reads it, Context): what the schema cannot say
+    added_in: dict = field(default_factory=dict)  # key -> first release that reads it
+    removed_in: dict = field(default_factory=dict)  # key -> first release that no longer reads it
     min_spec: str | None = None  # lowest CNI version the plugin accepts
     chained: bool = False  # needs a previous plugin's result on ADD
     creates_interface: bool = False  # creates CNI_IFNAME in the container
@@ -287,6 +291,9 @@ class PluginRules:
     # on the host for an attachment (host-local's files), so that the repair of an interrupted ADD,
     # which has no cached result, can ask for them; None: the IPAM keeps none the host can read
     reserved_addresses: object = None
+    # daemon_state() -> {socket, present, accepting} of the daemon the plugin needs on the host
+    # (dhcp's), which cni_info reports as ``<type>_daemon``; None: it needs none
+    daemon_state: object = None
 
     def creates_interface_at(self, position: int, ipam_type) -> bool:
         """Whether the plugin creates CNI_IFNAME at this place in the list, with this IPAM type."""
@@ -320,9 +327,8 @@ def check_master_mtu(plugin: dict, ctx: Context) -> None:
             or plugin.get("linkInContainer") is True:
         return
     try:
-        with open(f"/sys/class/net/{master}/mtu", encoding="ascii") as handle:
-            master_mtu = int(handle.read())
-    except (OSError, ValueError):
+        master_mtu = int(ctx.on_host.text(f"/sys/class/net/{master}/mtu"))
+    except (TypeError, ValueError):
         return
     if mtu > master_mtu:
         ctx.error(["mtu"], f"is above the MTU of master {master} on this host ({master_mtu}); the plugin refuses it", mtu,

@@ -42,4 +42,4 @@ def check(plugin: dict, ctx) -> None:
 
 
 RULES = PluginRules(SCHEMA, check, min_spec="0.3.0", chained=True,
-                    removed={"shapedSubnets": "1.6.0", "unshapedSubnets": "1.6.0"})
+                    removed_in={"shapedSubnets": "1.6.0", "unshapedSubnets": "1.6.0"})

@@ -98,12 +98,12 @@ def _check_trunk(index: int, trunk: dict, ctx) -> None:
     for key in ("minID", "maxID", "id"):
         value = trunk.get(key)
         if is_int(value) and not 1 <= value <= 4094:
-            ctx.since("1.3.0", where + [key], "must be a VLAN ID from 1 to 4094", value)
+            ctx.refused_from("1.3.0", where + [key], "must be a VLAN ID from 1 to 4094", value)
     if ("minID" in trunk) != ("maxID" in trunk):
         missing = "maxID" if "minID" in trunk else "minID"
-        ctx.since("1.3.0", where + [missing], "is required: minID and maxID must be configured together")
+        ctx.refused_from("1.3.0", where + [missing], "is required: minID and maxID must be configured together")
     elif is_int(trunk.get("minID")) and is_int(trunk.get("maxID")) and trunk["minID"] > trunk["maxID"]:
-        ctx.since("1.3.0", where, "minID is greater than maxID", trunk)
+        ctx.refused_from("1.3.0", where, "minID is greater than maxID", trunk)
 
 
 def check(plugin: dict, ctx) -> None:
@@ -112,7 +112,7 @@ def check(plugin: dict, ctx) -> None:
             _check_trunk(index, trunk, ctx)
     ipam_type = map_of(plugin.get("ipam")).get("type")
     if plugin.get("disableContainerInterface") is True and ipam_type:
-        ctx.since("1.4.1", ["disableContainerInterface"], "cannot use IPAM when disableContainerInterface is set", True)
+        ctx.refused_from("1.4.1", ["disableContainerInterface"], "cannot use IPAM when disableContainerInterface is set", True)
     if plugin.get("ipMasq") is True and not ipam_type:
         ctx.warn(["ipMasq"], "has no effect without an IPAM section with a type")
     check_mtu(plugin, ctx)
@@ -201,6 +201,6 @@ def host_device(plugin: dict) -> tuple:
 RULES = PluginRules(
     SCHEMA, check, creates_interface=True, add_blocker=add_blocker, check_defects=(MAC_MOVED, ROUTE_WITHOUT_GW),
     host_device=host_device,
-    since={"macspoofchk": "1.1.0", "enabledad": "1.1.0", "vlanTrunk": "1.3.0", "preserveDefaultVlan": "1.3.0",
-           "disableContainerInterface": "1.4.1", "ipMasqBackend": "1.6.0", "portIsolation": "1.7.0"},
+    added_in={"macspoofchk": "1.1.0", "enabledad": "1.1.0", "vlanTrunk": "1.3.0", "preserveDefaultVlan": "1.3.0",
+              "disableContainerInterface": "1.4.1", "ipMasqBackend": "1.6.0", "portIsolation": "1.7.0"},
 )

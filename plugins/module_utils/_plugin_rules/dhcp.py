@@ -8,10 +8,7 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import stat
-
+from .._host_reads import unix_socket_state
 from .._schemas import DEFS
 from ._common import KnownCheckDefect, PluginRules, map_of
 
@@ -46,19 +43,7 @@ def daemon_state(path: str | None = None) -> dict:
     """Whether a dhcp daemon is up on ``path`` (the default socket if None): the socket exists
     and accepts a connection (a socket file left by a daemon that died exists but refuses)."""
     path = path or DEFAULT_SOCKET
-    try:
-        present = stat.S_ISSOCK(os.stat(path).st_mode)
-    except OSError:
-        present = False
-    accepting = False
-    if present:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-            probe.settimeout(1.0)
-            try:
-                probe.connect(path)
-                accepting = True
-            except OSError:
-                pass
+    present, accepting = unix_socket_state(path)
     return {"socket": path, "present": present, "accepting": accepting}
 
 
@@ -70,9 +55,9 @@ def check(plugin: dict, ctx) -> None:
         ctx.warn(where, f"the dhcp IPAM plugin needs its daemon listening on {path} on the host "
                         "('dhcp daemon', unit cni-dhcp.socket)", path)
         return
-    state = daemon_state(path)
-    if not state["accepting"]:
-        found = "its socket accepts no connection: the daemon has stopped" if state["present"] else "no socket"
+    present, accepting = ctx.on_host.unix_socket(path)
+    if not accepting:
+        found = "its socket accepts no connection: the daemon has stopped" if present else "no socket"
         ctx.warn(where, f"no dhcp daemon listens on {path} on this host ({found}): every ADD fails until one "
                         "runs ('dhcp daemon', unit cni-dhcp.socket; docs/user-guide.md, 'A DHCP network')", path,
                  of_host=True)
@@ -88,5 +73,5 @@ LEASE_PER_CHECK = KnownCheckDefect(
     "even after DEL, until its file descriptors run out and every dhcp ADD on the host fails with 'too many "
     "open files' (containernetworking/plugins#792)", fixed_in="1.2.0", withheld=True)
 
-RULES = PluginRules(SCHEMA, check, since={"request": "1.1.0", "provide": "1.1.0", "priority": "1.6.0"},
-                    check_defects=(LEASE_PER_CHECK,))
+RULES = PluginRules(SCHEMA, check, added_in={"request": "1.1.0", "provide": "1.1.0", "priority": "1.6.0"},
+                    check_defects=(LEASE_PER_CHECK,), daemon_state=daemon_state)

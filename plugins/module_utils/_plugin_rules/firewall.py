@@ -33,4 +33,4 @@ def check(plugin: dict, ctx) -> None:
                  plugin["ingressPolicy"])
 
 
-RULES = PluginRules(SCHEMA, check, min_spec="0.4.0", chained=True, since={"ingressPolicy": "1.1.0"})
+RULES = PluginRules(SCHEMA, check, min_spec="0.4.0", chained=True, added_in={"ingressPolicy": "1.1.0"})

@@ -59,8 +59,9 @@ def reserved_addresses(ipam: dict, network: str, container_id: str, ifname: str)
         names = sorted(os.listdir(directory))
     except OSError:
         return []
-    return [_with_prefix(address, ipam) for address in names if _is_address(address)
-            and _reservation_owner(os.path.join(directory, address)) == (container_id, ifname)]
+    owner = (container_id, ifname)
+    return [_with_prefix(address, ipam) for address in names
+            if _is_address(address) and _reservation_owner(os.path.join(directory, address)) == owner]
 
 
 def _is_address(name: str) -> bool:

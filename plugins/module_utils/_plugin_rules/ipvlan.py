@@ -36,4 +36,4 @@ def _chained_without_ipam(position: int, ipam_type) -> bool:
 
 
 RULES = PluginRules(SCHEMA, check, creates_interface=True, reuses_interface=_chained_without_ipam,
-                    since={"linkInContainer": "1.3.0"})
+                    added_in={"linkInContainer": "1.3.0"})

@@ -26,4 +26,4 @@ def check(plugin: dict, ctx) -> None:
     check_mac(plugin, ctx)
 
 
-RULES = PluginRules(SCHEMA, check, creates_interface=True, since={"linkInContainer": "1.3.0", "bcqueuelen": "1.6.0"})
+RULES = PluginRules(SCHEMA, check, creates_interface=True, added_in={"linkInContainer": "1.3.0", "bcqueuelen": "1.6.0"})

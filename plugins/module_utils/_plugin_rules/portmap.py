@@ -38,20 +38,20 @@ def check(plugin: dict, ctx) -> None:
     for key in ("conditionsV4", "conditionsV6"):
         style = _conditions_style(plugin.get(key))
         if style == "nftables" and backend != "nftables":
-            ctx.since("1.6.0", [key], "holds nftables-style conditions, which need backend: nftables", plugin[key])
+            ctx.refused_from("1.6.0", [key], "holds nftables-style conditions, which need backend: nftables", plugin[key])
             if ctx.releases is not None and ctx.releases.before("1.6.0"):
                 ctx.warn([key], "holds nftables-style conditions, but this release passes conditions to iptables, "
                          "which rejects them once a port mapping arrives", plugin[key], of_host=True)
         elif style == "iptables" and backend == "nftables":
-            ctx.since("1.6.0", [key], "holds iptables-style conditions, which the nftables backend cannot use", plugin[key])
+            ctx.refused_from("1.6.0", [key], "holds iptables-style conditions, which the nftables backend cannot use", plugin[key])
     if backend == "nftables" and "externalSetMarkChain" in plugin:
-        ctx.since("1.6.0", ["externalSetMarkChain"], "is iptables-only and cannot be used with backend: nftables",
-                  plugin["externalSetMarkChain"])
+        ctx.refused_from("1.6.0", ["externalSetMarkChain"], "is iptables-only and cannot be used with backend: nftables",
+                         plugin["externalSetMarkChain"])
 
 
 IPV6_CHECK = KnownCheckDefect(
     "portmap-ipv6-check", re.compile("could not check ipv6 dnat"),
     "portmap up to v1.1.x checks IPv6 rules it never created (containernetworking/plugins#819)", fixed_in="1.2.0")
 
-RULES = PluginRules(SCHEMA, check, chained=True, since={"masqAll": "1.2.0", "backend": "1.6.0"},
+RULES = PluginRules(SCHEMA, check, chained=True, added_in={"masqAll": "1.2.0", "backend": "1.6.0"},
                     check_defects=(IPV6_CHECK,))

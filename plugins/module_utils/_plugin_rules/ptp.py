@@ -32,7 +32,7 @@ def check(plugin: dict, ctx) -> None:
                       "host end of the veth (without one the ADD fails 'numerical result out of range')")
 
 
-RULES = PluginRules(SCHEMA, check, creates_interface=True, since={"ipMasqBackend": "1.6.0"})
+RULES = PluginRules(SCHEMA, check, creates_interface=True, added_in={"ipMasqBackend": "1.6.0"})
 
 
 def _check_runtime_ips(plugin: dict, ipam: dict, ctx) -> None:

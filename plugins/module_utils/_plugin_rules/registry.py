@@ -110,6 +110,13 @@ def _ipam_gateways(ipam: dict, ipam_rules) -> list | None:
     return [gateway for _parts, gateways in ipam_rules.gateway_sets(ipam) for gateway in gateways]
 
 
+def daemon_states() -> dict:
+    """{plugin type: the state of its daemon on this host} of the plugins that need one (see
+    ``PluginRules.daemon_state``)."""
+    return {name: rules.daemon_state() for table in (PLUGINS, IPAM) for name, rules in table.items()
+            if rules.daemon_state is not None}
+
+
 def add_blocker_findings(plugins: list) -> list:
     """Why an ADD of these plugin objects would fail on this host as it is now: (JSON path, plugin
     type, reason) for each plugin that says so (see ``PluginRules.add_blocker``)."""

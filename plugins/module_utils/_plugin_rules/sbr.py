@@ -26,9 +26,9 @@ def check(plugin: dict, ctx) -> None:
     if isinstance(gateways, list):
         families = [ipaddress.ip_address(g).version for g in gateways if is_ip(g)]
         if len(families) != len(set(families)):
-            ctx.since(UNRELEASED, ["gateways"], "holds two gateways of one IP family; give one IPv4 and one IPv6 at most",
-                      gateways)
+            ctx.refused_from(UNRELEASED, ["gateways"],
+                             "holds two gateways of one IP family; give one IPv4 and one IPv6 at most", gateways)
 
 
 RULES = PluginRules(SCHEMA, check, chained=True,
-                    since={"table": "1.6.0", "gateways": UNRELEASED, "addSourceHints": UNRELEASED})
+                    added_in={"table": "1.6.0", "gateways": UNRELEASED, "addSourceHints": UNRELEASED})

@@ -22,4 +22,4 @@ def check(plugin: dict, ctx) -> None:
     check_mac(plugin, ctx)
 
 
-RULES = PluginRules(SCHEMA, check, creates_interface=True, since={"bridge": "1.4.0"})
+RULES = PluginRules(SCHEMA, check, creates_interface=True, added_in={"bridge": "1.4.0"})

@@ -36,8 +36,8 @@ def _check_sysctl(sysctl: dict, ctx) -> None:
     for key in sysctl:
         if not isinstance(key, str) or not re.match(r"\Anet[./]", key) or ".." in key:
             ctx.error(["sysctl", key], "invalid net sysctl key: it must start with 'net.' or 'net/'", key)
-        elif ctx.on_host and os.path.isdir(f"{PROC_SYS}/net") and "\0" not in key \
-                and not os.path.exists(os.path.join(PROC_SYS, _sysctl_file(key))):
+        elif ctx.on_host and "\0" not in key and ctx.on_host.is_dir(f"{PROC_SYS}/net") \
+                and not ctx.on_host.exists(os.path.join(PROC_SYS, _sysctl_file(key))):
             ctx.error(["sysctl", key], "is not a sysctl this kernel has (tuning fails 'no such file or directory')", key,
                       of_host=True)
 
@@ -59,6 +59,6 @@ IFNAME_SYSCTL_CHECK = KnownCheckDefect(
     "(containernetworking/plugins#885)", fixed_in="1.3.0")
 
 RULES = PluginRules(
-    SCHEMA, check, chained=True, since={"txQLen": "1.4.0"}, check_defects=(IFNAME_SYSCTL_CHECK,),
+    SCHEMA, check, chained=True, added_in={"txQLen": "1.4.0"}, check_defects=(IFNAME_SYSCTL_CHECK,),
     duplicate_key_errors={"sysctl": "duplicated sysctl keys are not allowed (the tuning plugin rejects them)"},
 )

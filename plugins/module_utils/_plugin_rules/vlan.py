@@ -25,4 +25,4 @@ def check(plugin: dict, ctx) -> None:
     check_master_mtu(plugin, ctx)
 
 
-RULES = PluginRules(SCHEMA, check, creates_interface=True, since={"linkInContainer": "1.3.0"})
+RULES = PluginRules(SCHEMA, check, creates_interface=True, added_in={"linkInContainer": "1.3.0"})

@@ -12,7 +12,10 @@ from __future__ import annotations
 import difflib
 import os
 
-from .._conflist import ENVELOPE_ORDER, FLAG_KEYS
+from .._conflist import (
+    ENVELOPE_ORDER, FLAG_KEYS, NAME_MISSING, NOT_A_BOOLEAN, NOT_A_STRING, PLUGIN_NOT_AN_OBJECT, PLUGINS_MISSING_WHILE_INLINE_ONLY,
+    PLUGINS_NOT_A_LIST, TYPE_MISSING, flag_value,
+)
 from .._errors import ConfigError
 from .._identifiers import PLUGIN_FILE_NAME_RULE, check_network_name, is_plugin_file_name
 from .._plugin_rules._common import json_path, version_or_none
@@ -23,7 +26,7 @@ from .report import ValidationReport
 
 def _check_version_string(value, path: str, report: ValidationReport) -> bool:
     if not isinstance(value, str):
-        report.error(path, "must be a string", value)
+        report.error(path, NOT_A_STRING, value)
         return False
     try:
         key = version_key(value)
@@ -42,7 +45,7 @@ def _check_version_string(value, path: str, report: ValidationReport) -> bool:
 def check_envelope(conf: dict, source, dropin_files, report: ValidationReport) -> None:
     name = conf.get("name")
     if "name" not in conf:
-        report.error("name", "is required: a network needs a name")
+        report.error("name", NAME_MISSING)
     else:
         try:
             check_network_name(name)
@@ -68,10 +71,10 @@ def check_envelope(conf: dict, source, dropin_files, report: ValidationReport) -
         value = conf.get(key)
         if key not in conf or isinstance(value, bool):
             continue
-        if isinstance(value, str) and value.lower() in ("true", "false"):
+        if flag_value(value) is not None:
             report.warn(key, "is a string; libcni accepts it, but write a JSON boolean", value)
         else:
-            report.error(key, "must be a boolean", value)
+            report.error(key, NOT_A_BOOLEAN, value)
     for key in conf:
         if key not in ENVELOPE_ORDER:
             close = difflib.get_close_matches(key, ENVELOPE_ORDER, n=1, cutoff=0.6)
@@ -82,7 +85,7 @@ def check_envelope(conf: dict, source, dropin_files, report: ValidationReport) -
         _check_dropins_only(conf, source, dropin_files, report)
         return
     if not isinstance(plugins, list) or not plugins:
-        report.error("plugins", "must be a non-empty list of plugin objects", plugins)
+        report.error("plugins", PLUGINS_NOT_A_LIST, plugins)
         return
     for index, plugin in enumerate(plugins):
         _check_plugin_envelope(plugin, index, conf, report)
@@ -94,7 +97,7 @@ def _check_dropins_only(conf: dict, source, dropin_files, report: ValidationRepo
     name = conf.get("name")
     directory = os.path.join(os.path.dirname(source), str(name)) if source else f"<conf_dir>/{name}"
     if conf.get("loadOnlyInlinedPlugins") is True:
-        report.error("plugins", "is required when loadOnlyInlinedPlugins is true")
+        report.error("plugins", PLUGINS_MISSING_WHILE_INLINE_ONLY)
     elif dropin_files is not None and not dropin_files:
         report.error("plugins", f"is not set, and {directory} holds no *.conf plugin file: libcni cannot load this "
                      "network (no plugin configs found)", of_host=True)
@@ -124,11 +127,11 @@ def _warn_runtime_config(plugin: dict, index: int, report: ValidationReport) -> 
 def _check_plugin_envelope(plugin, index: int, conf: dict, report: ValidationReport) -> None:
     path = f"plugins[{index}]"
     if not isinstance(plugin, dict):
-        report.error(path, "must be an object", plugin)
+        report.error(path, PLUGIN_NOT_AN_OBJECT, plugin)
         return
     plugin_type = plugin.get("type")
     if "type" not in plugin:
-        report.error(f"{path}.type", "is required: it names the plugin binary")
+        report.error(f"{path}.type", TYPE_MISSING)
     elif not isinstance(plugin_type, str) or not plugin_type:
         report.error(f"{path}.type", "must be a non-empty string", plugin_type)
     elif not is_plugin_file_name(plugin_type):

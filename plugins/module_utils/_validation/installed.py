@@ -9,11 +9,11 @@ would run at supported by all of them, and the releases each binary may be."""
 
 from __future__ import annotations
 
+from .._conflist import plugin_binaries
 from .._errors import CNIError
 from .._plugin_rules._common import binary_releases, version_or_none
 from .._result import select_version, version_key
 from .report import ValidationReport
-from .sections import plugin_types
 
 
 def check_installed(conf: dict, installed_versions, installed_release, report: ValidationReport) -> tuple:
@@ -22,7 +22,7 @@ def check_installed(conf: dict, installed_versions, installed_release, report: V
     supported = []
     owners = []
     releases = {}
-    for index, _plugin, plugin_type, ipam_type in plugin_types(conf):
+    for index, _plugin, plugin_type, ipam_type in plugin_binaries(conf.get("plugins")):
         for path, name in ((f"plugins[{index}].type", plugin_type), (f"plugins[{index}].ipam.type", ipam_type)):
             if not name:
                 continue
@@ -40,7 +40,7 @@ def check_installed(conf: dict, installed_versions, installed_release, report: V
         for path, name, versions in owners:
             if (version or "0.1.0") not in versions:
                 report.error("cniVersion", f"the installed {name} plugin ({path}) does not support it; it supports "
-                             + ", ".join(versions) + _version_way_out(version, supported), version, of_host=True)
+                             f"{', '.join(versions)}{_version_way_out(version, supported)}", version, of_host=True)
     return version, releases
 
 

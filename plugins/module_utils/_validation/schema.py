@@ -147,14 +147,14 @@ def _lower_keys(properties: dict) -> dict:
     return lowered
 
 
-def lint_keys(instance, schema: dict, parts: list, what: str, report: ValidationReport, skip=()):
+def lint_keys(instance, schema: dict, parts: list, reader: str, report: ValidationReport, skip=()):
     """Warn about keys the plugin would read differently or not at all; return the instance as
     Go sees it (case variants renamed, nulls dropped), copying only when something changes."""
     if isinstance(instance, list):
         items = schema.get("items")
         if not isinstance(items, dict):
             return instance
-        linted = [lint_keys(v, items, parts + [i], what, report) for i, v in enumerate(instance)]
+        linted = [lint_keys(v, items, parts + [i], reader, report) for i, v in enumerate(instance)]
         return linted if any(a is not b for a, b in zip(linted, instance)) else instance
     properties = schema.get("properties")
     if not isinstance(instance, dict) or properties is None:
@@ -167,7 +167,7 @@ def lint_keys(instance, schema: dict, parts: list, what: str, report: Validation
             canonical = _lower_keys(properties).get(key.lower())
             if canonical:
                 report.warn(json_path(parts + [key]),
-                            f"the {what} reads this key as '{canonical}' (Go matches keys case-insensitively); "
+                            f"the {reader} reads this key as '{canonical}' (Go matches keys case-insensitively); "
                             f"write '{canonical}'")
                 if canonical not in instance:
                     result = dict(result) if result is instance else result
@@ -175,7 +175,7 @@ def lint_keys(instance, schema: dict, parts: list, what: str, report: Validation
                 continue
             close = difflib.get_close_matches(key, list(properties), n=1, cutoff=0.75)
             hint = f"; did you mean '{close[0]}'?" if close else ""
-            report.warn(json_path(parts + [key]), f"unknown key: the {what} ignores it{hint}")
+            report.warn(json_path(parts + [key]), f"unknown key: the {reader} ignores it{hint}")
     for key, subschema in properties.items():
         if key not in result:
             continue
@@ -185,7 +185,7 @@ def lint_keys(instance, schema: dict, parts: list, what: str, report: Validation
             result = dict(result) if result is instance else result
             del result[key]
             continue
-        linted = lint_keys(value, subschema, parts + [key], what, report)
+        linted = lint_keys(value, subschema, parts + [key], reader, report)
         if linted is not value:
             result = dict(result) if result is instance else result
             result[key] = linted
@@ -195,22 +195,22 @@ def lint_keys(instance, schema: dict, parts: list, what: str, report: Validation
 def check_rules(instance: dict, rules, kind: str, name: str, ctx: Context) -> dict:
     """Lint the keys, apply the schema and report keys the installed release does not read;
     return the object as Go reads it."""
-    what = f"{name} {'plugin' if kind == 'plugin' else 'IPAM plugin'}"
+    reader = f"{name} {'plugin' if kind == 'plugin' else 'IPAM plugin'}"
     base = ctx.base + ([] if kind == "plugin" else ["ipam"])
-    go_view = lint_keys(instance, rules.schema, base, what, ctx.report, skip=RESERVED_KEYS if kind == "plugin" else ())
+    go_view = lint_keys(instance, rules.schema, base, reader, ctx.report, skip=RESERVED_KEYS if kind == "plugin" else ())
     for parts, message, value in schema_findings(compiled(kind, name), go_view, base, ctx.report):
-        since = rules.since.get(parts[len(base)]) if len(parts) > len(base) else None
-        if since:
-            ctx.since(since, parts[len(ctx.base):], message, *value)
+        added_in = rules.added_in.get(parts[len(base)]) if len(parts) > len(base) else None
+        if added_in:
+            ctx.refused_from(added_in, parts[len(ctx.base):], message, *value)
         else:
             ctx.report.error(json_path(parts), message, *value)
     for key in go_view:
         where = base[len(ctx.base):] + [key]
-        if key in rules.removed:
-            ctx.warn(where, f"only plugin releases before v{rules.removed[key]} read this key; newer ones ignore it")
-        elif key in rules.since and ctx.releases is not None and not ctx.releases.at_least(rules.since[key]):
-            certainly = ctx.releases.before(rules.since[key])
+        if key in rules.removed_in:
+            ctx.warn(where, f"only plugin releases before v{rules.removed_in[key]} read this key; newer ones ignore it")
+        elif key in rules.added_in and ctx.releases is not None and not ctx.releases.at_least(rules.added_in[key]):
+            certainly = ctx.releases.before(rules.added_in[key])
             ctx.warn(where, f"the installed {name} plugin is {ctx.releases.label}, and releases before "
-                     f"{release_name(rules.since[key])} ignore this key" + ("" if certainly else " (it may be one of them)"),
+                     f"{release_name(rules.added_in[key])} ignore this key" + ("" if certainly else " (it may be one of them)"),
                      of_host=True)
     return go_view

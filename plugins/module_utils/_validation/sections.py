@@ -9,32 +9,22 @@ between plugins (chain order, two plugins creating one interface)."""
 
 from __future__ import annotations
 
-from .._identifiers import is_plugin_file_name
+from .._conflist import plugin_binaries
 from .._plugin_rules.registry import IPAM, PLUGINS
 from .._plugin_rules._common import Context, is_ip, json_path, list_of, map_of, version_or_none
 from .report import ValidationReport
 from .schema import check_rules
 
 
-def plugin_types(conf: dict) -> list:
-    """[(index, plugin, type, ipam type or None)] for the plugin objects whose type names a binary;
-    an IPAM type that cannot name one is None (the envelope check reported it)."""
-    result = []
-    for index, plugin in enumerate(list_of(conf.get("plugins"))):
-        if isinstance(plugin, dict) and is_plugin_file_name(plugin.get("type")):
-            ipam_type = map_of(plugin.get("ipam")).get("type")
-            result.append((index, plugin, plugin["type"], ipam_type if is_plugin_file_name(ipam_type) else None))
-    return result
-
-
-def check_plugins(conf: dict, version: str, releases: dict, on_host: bool, report: ValidationReport) -> list:
+def check_plugins(conf: dict, version: str, releases: dict, on_host, report: ValidationReport) -> list:
     """Schema and checks of every plugin and IPAM section; returns the IPAM subnets for the
-    cross-network checks."""
+    cross-network checks. ``on_host``: the ``_host_reads.HostReads`` of checks run on the host,
+    or None."""
     seen = []
     subnets = []
     previous_main = None
     interface_owner = None
-    for position, (index, plugin, plugin_type, ipam_type) in enumerate(plugin_types(conf)):
+    for position, (index, plugin, plugin_type, ipam_type) in enumerate(plugin_binaries(conf.get("plugins"))):
         ctx = Context(report, ["plugins", index], version, position, seen=list(seen), previous_main=previous_main,
                       releases=releases.get(plugin_type), on_host=on_host, subnets=subnets)
         rules = PLUGINS.get(plugin_type)
@@ -53,8 +43,8 @@ def check_plugins(conf: dict, version: str, releases: dict, on_host: bool, repor
                 interface_owner = interface_owner or (plugin_type, ctx.path())
             if not rules.chained:
                 previous_main = plugin_type
-            if rules.check:
-                rules.check(go_view, ctx)
+            if rules.checks:
+                rules.checks(go_view, ctx)
         else:
             previous_main = None
         seen.append((plugin_type, go_view))
@@ -105,13 +95,13 @@ def _gateway_sets(ipam: dict, ipam_type: str) -> list | None:
 
 def _apply_ipam(plugin: dict, ipam_type: str, rules, ctx: Context) -> dict:
     go_view = check_rules(plugin["ipam"], rules, "ipam", ipam_type, ctx)
-    if rules.check:
-        rules.check(dict(plugin, ipam=go_view), ctx)
+    if rules.checks:
+        rules.checks(dict(plugin, ipam=go_view), ctx)
     return go_view
 
 
 def check_dns(conf: dict, report: ValidationReport) -> None:
-    for index, plugin, _type, _ipam in plugin_types(conf):
+    for index, plugin, _type, _ipam in plugin_binaries(conf.get("plugins")):
         for where in (["dns"], ["ipam", "dns"]):
             holder = map_of(plugin.get("ipam")) if len(where) == 2 else plugin
             for position, server in enumerate(list_of(map_of(holder.get("dns")).get("nameservers"))):

@@ -17,7 +17,7 @@ import sys
 import pytest
 import yaml
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _cluster_subnets
+from ansible_collections.cnikit.cni.plugins.module_utils import _cluster_subnets_task
 from ansible_collections.cnikit.cni.plugins.modules import cni_cluster_subnets
 
 ANSIBLE = pathlib.Path(sys.executable).parent / "ansible"
@@ -26,7 +26,7 @@ ANSIBLE = pathlib.Path(sys.executable).parent / "ansible"
 def _collections_path() -> str:
     """The directory that holds ``ansible_collections`` on the import path of this test (the
     collection may be a symlink into it, so the module's path is not resolved)."""
-    here = pathlib.Path(_cluster_subnets.__file__)
+    here = pathlib.Path(_cluster_subnets_task.__file__)
     return str(next(parent.parent for parent in here.parents if parent.name == "ansible_collections"))
 
 
@@ -83,8 +83,8 @@ def test_options_are_validated_by_ansibles_argument_spec(tmp_path):
 
 def test_the_documentation_describes_the_options_the_action_validates():
     documented = yaml.safe_load(cni_cluster_subnets.DOCUMENTATION)["options"]
-    assert set(documented) == set(_cluster_subnets.OPTIONS)
-    for name, spec in _cluster_subnets.OPTIONS.items():
+    assert set(documented) == set(_cluster_subnets_task.OPTIONS)
+    for name, spec in _cluster_subnets_task.OPTIONS.items():
         assert documented[name]["type"] == spec["type"], name
         assert documented[name].get("required", False) == spec.get("required", False), name
         assert documented[name].get("default") == spec.get("default"), name

@@ -14,9 +14,8 @@ import pytest
 from fake_executor import FakeExecutor
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _cache, _engine, _facts
-from ansible_collections.cnikit.cni.plugins.module_utils._attach_records import interrupted, left_by_unfinished_add
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
-from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
+from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine, left_by_unfinished_add
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, DeleteError, OperationError
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import AttachmentKey
 
@@ -138,7 +137,7 @@ def test_an_unusable_cache_entry_is_never_taken_for_ours(setup, content):
     # Another runtime's entry cut short by a crash: the container behind it may be running.
     plugins, engine, netns = setup
     net = network()
-    path = _cache.entry_path(engine.cache_dir, AttachmentKey("net1", "c1", "eth0"))
+    path = engine.cache.path(AttachmentKey("net1", "c1", "eth0"))
     Path(path).parent.mkdir(parents=True)
     Path(path).write_bytes(content)
     for check_mode in (True, False):
@@ -153,7 +152,7 @@ def test_an_unusable_cache_entry_is_never_taken_for_ours(setup, content):
 
 def test_a_legacy_cache_entry_of_another_runtime_is_left_alone(setup):
     plugins, engine, netns = setup
-    path = _cache.entry_path(engine.cache_dir, AttachmentKey("net1", "c1", "eth0"))
+    path = engine.cache.path(AttachmentKey("net1", "c1", "eth0"))
     Path(path).parent.mkdir(parents=True)
     Path(path).write_text(json.dumps(RESULT))  # libcni before 2019: the bare result
     with pytest.raises(_attach.UnusableEntryError, match="network net1, container ID c1, ifname eth0"):
@@ -164,24 +163,24 @@ def test_a_legacy_cache_entry_of_another_runtime_is_left_alone(setup):
 def test_interrupted_add_is_repaired_and_counts_as_attached(setup):
     plugins, engine, netns = setup
     net = network()
-    _cache.mark_pending(engine.cache_dir, AttachmentKey("net1", "c1", "eth0"))
+    engine.cache.mark_pending(AttachmentKey("net1", "c1", "eth0"))
     assert _attach.converge(engine, desired(net, netns, state="absent"), check_mode=True).action == "deleted"
     outcome = _attach.converge(engine, desired(net, netns))
     assert outcome.action == "repaired"
-    assert not interrupted(engine, Attachment("net1", "c1", netns))
+    assert not engine.cache.is_pending(AttachmentKey("net1", "c1", "eth0"))
 
 
 def test_an_unfinished_add_whose_clean_up_fails_is_explained_as_cni_info_explains_it(setup):
     # The failed rollback's error, this clean-up's and cni_info's message each worded it their own way.
     plugins, engine, netns = setup
     key = AttachmentKey("net1", "c1", "eth0")
-    _cache.mark_pending(engine.cache_dir, key)
+    engine.cache.mark_pending(key)
     plugins.configure("main", DEL={"error": {"code": 11, "msg": "cannot tear down"}})
 
     with pytest.raises(DeleteError) as info:
         _attach.converge(engine, desired(network(), netns))
 
-    left = left_by_unfinished_add(_cache.pending_path(engine.cache_dir, key))
+    left = left_by_unfinished_add(engine.cache.pending_marker(key))
     assert str(info.value).startswith("cannot clean up after an earlier ADD of network net1 that did not finish "
                                       "(its run was stopped, or its rollback failed); its DEL failed: ")
     assert str(info.value).endswith(f"; {left}")
@@ -230,7 +229,7 @@ def test_converge_all_reports_each_item_and_one_failure_does_not_stop_the_others
     described = [_attach.item_result(d, o) for d, o in zip(items, outcomes)]
     assert [d["container_id"] for d in described] == [f"c{i}" for i in range(6)]
     assert all(d["ips"] == ["10.0.0.2/24"] for d in described)
-    cached, problems = engine.cached_attachments("net1")
+    cached, problems = engine.cache.entries("net1")
     assert len(cached) == 6 and problems == []
 
 
@@ -238,7 +237,7 @@ def test_a_batch_leaves_its_lock_files_to_the_next_verb_and_tidies_once_at_the_e
     plugins, engine, netns = setup
     net = network()
     tidied = []
-    monkeypatch.setattr(_cache, "remove_idle_lock_files", lambda cache_dir: tidied.append(os.listdir(cache_dir)))
+    monkeypatch.setattr(_cache.ResultCache, "tidy", lambda cache: tidied.append(os.listdir(cache.directory)))
     items = [_attach.Desired(lambda: net, Attachment(net.name, f"c{i}", netns, "eth0"), "present") for i in range(3)]
     _attach.converge_all(engine, items, parallel=2)
     assert len(tidied) == 1 and {_cache.LOCKS_SUBDIR, _cache.PENDING_SUBDIR} <= set(tidied[0])
@@ -273,7 +272,7 @@ def test_cache_entry_written_by_add_is_libcni_shaped(setup):
     _plugins, engine, netns = setup
     net = network()
     _attach.converge(engine, desired(net, netns, cni_args=[["K", "V"]]))
-    raw = json.loads(Path(_cache.entry_path(engine.cache_dir, AttachmentKey("net1", "c1", "eth0"))).read_bytes())
+    raw = json.loads(Path(engine.cache.path(AttachmentKey("net1", "c1", "eth0"))).read_bytes())
     assert list(raw) == ["kind", "containerId", "config", "ifName", "networkName", "netns", "cniArgs", "result",
                          "cnikit"]
     assert raw["cnikit"] == {"managed": True}  # ours; libcni's readers ignore the member
@@ -288,7 +287,7 @@ def foreign_entry(engine, net, netns, **changes):
                               result=dict(RESULT, interfaces=[dict(RESULT["interfaces"][0], sandbox=netns)]))
     for key, value in changes.items():
         setattr(entry, key, value)
-    _cache.write_entry(engine.cache_dir, entry)
+    engine.cache.write(entry)
 
 
 def test_another_runtimes_matching_attachment_is_checked_and_left_alone(setup):
@@ -312,7 +311,7 @@ def test_another_runtimes_attachment_is_never_repaired_or_replaced(setup, change
     with pytest.raises(_attach.ForeignAttachmentError, match=f"made by another runtime {message}"):
         _attach.converge(engine, desired(net, netns))
     assert "DEL" not in [verb for verb, _plugin in verbs(plugins)]
-    assert _cache.read_entry(engine.cache_dir, AttachmentKey("net1", "c1", "eth0")).managed is False  # untouched
+    assert engine.cache.read(AttachmentKey("net1", "c1", "eth0")).managed is False  # untouched
 
 
 def test_absent_dels_another_runtimes_attachment_in_the_namespace_of_its_sandbox(setup):
@@ -334,7 +333,7 @@ def test_a_repair_asks_host_local_for_the_address_it_had(setup):
     add = plugins.calls("ADD")[0]
     assert add["env"]["CNI_ARGS"] == "K=V;IgnoreUnknown=1;IP=10.0.0.2"
     assert (item["action"], item["address_changed"]) == ("repaired", False)
-    cached = _cache.read_entry(engine.cache_dir, AttachmentKey("net1", "c1", "eth0"))
+    cached = engine.cache.read(AttachmentKey("net1", "c1", "eth0"))
     assert cached.cni_args == [["K", "V"]]  # the declared arguments, so the next run matches
 
 
@@ -385,7 +384,7 @@ def test_a_replace_whose_add_fails_puts_the_cached_configuration_back(setup):
     main_calls = [(c["verb"], c["stdin"]["bridge"]) for c in plugins.calls() if c["plugin"] == "main"]
     assert main_calls == [("DEL", "old"), ("ADD", "new"), ("DEL", "new"), ("ADD", "old")]
     # What is cached is the attachment as it was, so the next run sees the same replace to make.
-    assert json.loads(engine.cached_entry(Attachment("net1", "c1", netns)).config)["plugins"][0]["bridge"] == "old"
+    assert json.loads(engine.cache.read(Attachment("net1", "c1", netns).key).config)["plugins"][0]["bridge"] == "old"
 
 
 def test_a_replace_that_cannot_put_the_attachment_back_reports_both_failures(setup):
@@ -396,7 +395,7 @@ def test_a_replace_that_cannot_put_the_attachment_back_reports_both_failures(set
         _attach.converge(engine, desired(network(bridge="new"), netns))
     assert "it is detached" in str(caught.value) and "putting it back also failed" in str(caught.value)
     assert len(caught.value.to_dict()["put_back_errors"]) == 1
-    assert engine.cached_entry(Attachment("net1", "c1", netns)) is None
+    assert engine.cache.read(Attachment("net1", "c1", netns).key) is None
 
 
 def test_arguments_are_compared_as_a_mapping_whatever_order_the_runtime_cached(setup):

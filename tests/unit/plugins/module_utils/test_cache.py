@@ -61,7 +61,7 @@ def test_empty_optional_fields_are_omitted_as_go_omitempty_does():
 
 def test_write_entry_writes_the_libcni_path_0600_in_0700_dirs(tmp_path):
     cache_dir = tmp_path / "cache"
-    path = _cache.write_entry(str(cache_dir), _entry())
+    path = _cache.ResultCache(str(cache_dir)).write(_entry())
     assert path == str(cache_dir / "results" / "mynet-cnitool-77383ca0a0715733ca6f-eth0")
     with open(path, "rb") as handle:
         assert handle.read() == LIBCNI_FILE
@@ -72,9 +72,9 @@ def test_write_entry_writes_the_libcni_path_0600_in_0700_dirs(tmp_path):
 
 
 def test_write_entry_replaces_an_existing_entry(tmp_path):
-    _cache.write_entry(str(tmp_path), _entry())
-    _cache.write_entry(str(tmp_path), _entry(result={"cniVersion": "1.0.0", "ips": []}))
-    assert _cache.read_entry(str(tmp_path), AttachmentKey("mynet", "cnitool-77383ca0a0715733ca6f", "eth0")).result == \
+    _cache.ResultCache(str(tmp_path)).write(_entry())
+    _cache.ResultCache(str(tmp_path)).write(_entry(result={"cniVersion": "1.0.0", "ips": []}))
+    assert _cache.ResultCache(str(tmp_path)).read(AttachmentKey("mynet", "cnitool-77383ca0a0715733ca6f", "eth0")).result == \
         {"cniVersion": "1.0.0", "ips": []}
 
 
@@ -82,7 +82,7 @@ def test_libcni_file_reads_back_field_by_field(tmp_path):
     results = tmp_path / "results"
     results.mkdir()
     (results / "mynet-cnitool-77383ca0a0715733ca6f-eth0").write_bytes(LIBCNI_FILE)
-    entry = _cache.read_entry(str(tmp_path), AttachmentKey("mynet", "cnitool-77383ca0a0715733ca6f", "eth0"))
+    entry = _cache.ResultCache(str(tmp_path)).read(AttachmentKey("mynet", "cnitool-77383ca0a0715733ca6f", "eth0"))
     assert (entry.network, entry.container_id, entry.ifname, entry.config, entry.netns, entry.cni_args) == \
         ("mynet", "cnitool-77383ca0a0715733ca6f", "eth0", CONFIG, "/var/run/netns/testing", [["FOO", "BAR"]])
     assert entry.capability_args == {"portMappings": [{"containerPort": 80, "hostPort": 8080, "protocol": "tcp"}]}
@@ -93,13 +93,13 @@ def test_libcni_file_reads_back_field_by_field(tmp_path):
 def test_legacy_bare_result_is_readable(tmp_path):
     (tmp_path / "results").mkdir()
     (tmp_path / "results" / "mynet-c1-eth0").write_text(json.dumps(RESULT))
-    entry = _cache.read_entry(str(tmp_path), AttachmentKey("mynet", "c1", "eth0"))
+    entry = _cache.ResultCache(str(tmp_path)).read(AttachmentKey("mynet", "c1", "eth0"))
     assert entry.result == RESULT and entry.config is None
     assert (entry.network, entry.container_id, entry.ifname) == ("mynet", "c1", "eth0")
 
 
 def test_missing_entry_reads_as_none(tmp_path):
-    assert _cache.read_entry(str(tmp_path), AttachmentKey("mynet", "c1", "eth0")) is None
+    assert _cache.ResultCache(str(tmp_path)).read(AttachmentKey("mynet", "c1", "eth0")) is None
 
 
 @pytest.mark.parametrize("content, reason", [
@@ -123,15 +123,15 @@ def test_unusable_files_raise_cache_errors_naming_path_and_reason(tmp_path, cont
     path = tmp_path / "results" / "mynet-c1-eth0"
     path.write_bytes(content)
     with pytest.raises(CacheError) as info:
-        _cache.read_entry(str(tmp_path), AttachmentKey("mynet", "c1", "eth0"))
+        _cache.ResultCache(str(tmp_path)).read(AttachmentKey("mynet", "c1", "eth0"))
     assert str(info.value).startswith(f"unusable cache file {path}: ")
     assert reason in str(info.value)
 
 
 def test_delete_entry(tmp_path):
-    _cache.write_entry(str(tmp_path), _entry())
-    assert _cache.delete_entry(str(tmp_path), AttachmentKey("mynet", "cnitool-77383ca0a0715733ca6f", "eth0")) is True
-    assert _cache.delete_entry(str(tmp_path), AttachmentKey("mynet", "cnitool-77383ca0a0715733ca6f", "eth0")) is False
+    _cache.ResultCache(str(tmp_path)).write(_entry())
+    assert _cache.ResultCache(str(tmp_path)).delete(AttachmentKey("mynet", "cnitool-77383ca0a0715733ca6f", "eth0")) is True
+    assert _cache.ResultCache(str(tmp_path)).delete(AttachmentKey("mynet", "cnitool-77383ca0a0715733ca6f", "eth0")) is False
 
 
 # -- identifiers guard the path -----------------------------------------------------------------
@@ -145,32 +145,32 @@ def test_delete_entry(tmp_path):
 ])
 def test_entry_path_refuses_anything_that_could_leave_the_cache_dir(tmp_path, network, container_id, ifname, field):
     with pytest.raises(ConfigError) as info:
-        _cache.entry_path(str(tmp_path), AttachmentKey(network, container_id, ifname))
+        _cache.ResultCache(str(tmp_path)).path(AttachmentKey(network, container_id, ifname))
     assert info.value.path == field
     with pytest.raises(ConfigError):
-        _cache.write_entry(str(tmp_path), _entry(network=network, container_id=container_id, ifname=ifname))
+        _cache.ResultCache(str(tmp_path)).write(_entry(network=network, container_id=container_id, ifname=ifname))
     assert not (tmp_path / "results").exists() or os.listdir(tmp_path / "results") == []
 
 
 # -- listing ------------------------------------------------------------------------------------
 
-def test_list_entries_sorted_filtered_and_reporting_problems(tmp_path):
+def test_entries_sorted_filtered_and_reporting_problems(tmp_path):
     for network, cid in (("net2", "c1"), ("net1", "c2"), ("net1", "c1")):
-        _cache.write_entry(str(tmp_path), _entry(network=network, container_id=cid))
+        _cache.ResultCache(str(tmp_path)).write(_entry(network=network, container_id=cid))
     results = tmp_path / "results"
     (results / "net1-legacy-eth0").write_text(json.dumps(RESULT))      # legacy: no config, skipped
     (results / "net1-broken-eth0").write_text("")                       # reported
     (results / ".net1-c3-eth0.abc.tmp").write_text("")                  # an in-flight write: ignored
     (results / "adir").mkdir()
-    entries, problems = _cache.list_entries(str(tmp_path), "net1")
+    entries, problems = _cache.ResultCache(str(tmp_path)).entries("net1")
     assert [(e.network, e.container_id) for e in entries] == [("net1", "c1"), ("net1", "c2")]
     assert [p.path for p in problems] == [str(results / "net1-broken-eth0")]
-    everything = _cache.list_entries(str(tmp_path))[0]
+    everything = _cache.ResultCache(str(tmp_path)).entries()[0]
     assert [(e.network, e.container_id) for e in everything] == [("net1", "c1"), ("net1", "c2"), ("net2", "c1")]
 
 
-def test_list_entries_without_cache_dir(tmp_path):
-    assert _cache.list_entries(str(tmp_path / "none")) == ([], [])
+def test_entries_without_cache_dir(tmp_path):
+    assert _cache.ResultCache(str(tmp_path / "none")).entries() == ([], [])
 
 
 # -- locks --------------------------------------------------------------------------------------
@@ -194,7 +194,7 @@ def _holder(lock):
 
 
 def test_locks_live_in_a_0700_dir_of_their_own(tmp_path):
-    with _cache.attachment_lock(str(tmp_path), AttachmentKey("net", "c1", "eth0")):
+    with _cache.ResultCache(str(tmp_path)).lock(AttachmentKey("net", "c1", "eth0")):
         pass
     locks = tmp_path / _cache.LOCKS_SUBDIR
     assert stat.S_IMODE(os.stat(locks).st_mode) == 0o700
@@ -202,9 +202,9 @@ def test_locks_live_in_a_0700_dir_of_their_own(tmp_path):
 
 
 def test_same_attachment_is_serialised(tmp_path):
-    first_in, first_out = _holder(_cache.attachment_lock(str(tmp_path), AttachmentKey("net", "c1", "eth0")))
+    first_in, first_out = _holder(_cache.ResultCache(str(tmp_path)).lock(AttachmentKey("net", "c1", "eth0")))
     assert first_in.wait(5)
-    second_in, second_out = _holder(_cache.attachment_lock(str(tmp_path), AttachmentKey("net", "c1", "eth0")))
+    second_in, second_out = _holder(_cache.ResultCache(str(tmp_path)).lock(AttachmentKey("net", "c1", "eth0")))
     assert not second_in.wait(0.3)
     first_out.set()
     assert second_in.wait(5)
@@ -213,24 +213,24 @@ def test_same_attachment_is_serialised(tmp_path):
 
 def test_different_attachments_run_in_parallel(tmp_path):
     assert _stripe("net", "c1", "eth0") != _stripe("net", "c2", "eth0")
-    first_in, first_out = _holder(_cache.attachment_lock(str(tmp_path), AttachmentKey("net", "c1", "eth0")))
-    second_in, second_out = _holder(_cache.attachment_lock(str(tmp_path), AttachmentKey("net", "c2", "eth0")))
+    first_in, first_out = _holder(_cache.ResultCache(str(tmp_path)).lock(AttachmentKey("net", "c1", "eth0")))
+    second_in, second_out = _holder(_cache.ResultCache(str(tmp_path)).lock(AttachmentKey("net", "c2", "eth0")))
     assert first_in.wait(5) and second_in.wait(5)
     first_out.set()
     second_out.set()
 
 
 def test_gc_lock_waits_for_attachments_of_its_network_only(tmp_path):
-    attach_in, attach_out = _holder(_cache.attachment_lock(str(tmp_path), AttachmentKey("net", "c1", "eth0")))
+    attach_in, attach_out = _holder(_cache.ResultCache(str(tmp_path)).lock(AttachmentKey("net", "c1", "eth0")))
     assert attach_in.wait(5)
-    other_in, other_out = _holder(_cache.network_gc_lock(str(tmp_path), "other"))
+    other_in, other_out = _holder(_cache.ResultCache(str(tmp_path)).lock_for_gc("other"))
     assert other_in.wait(5)
-    gc_in, gc_out = _holder(_cache.network_gc_lock(str(tmp_path), "net"))
+    gc_in, gc_out = _holder(_cache.ResultCache(str(tmp_path)).lock_for_gc("net"))
     assert not gc_in.wait(0.3)
     attach_out.set()
     assert gc_in.wait(5)
     # ... and an attachment waits for a running GC of its network.
-    late_in, late_out = _holder(_cache.attachment_lock(str(tmp_path), AttachmentKey("net", "c2", "eth0")))
+    late_in, late_out = _holder(_cache.ResultCache(str(tmp_path)).lock(AttachmentKey("net", "c2", "eth0")))
     assert not late_in.wait(0.3)
     gc_out.set()
     assert late_in.wait(5)
@@ -241,14 +241,14 @@ def test_gc_lock_waits_for_attachments_of_its_network_only(tmp_path):
 @pytest.mark.parametrize("network", ["../x", "a/b", ""])
 def test_lock_names_are_checked(tmp_path, network):
     with pytest.raises(ConfigError):
-        with _cache.network_gc_lock(str(tmp_path), network):
+        with _cache.ResultCache(str(tmp_path)).lock_for_gc(network):
             pass
     assert not (tmp_path / _cache.LOCKS_SUBDIR).exists()
 
 
 @pytest.mark.parametrize("lock", [
-    lambda d: _cache.attachment_lock(d, AttachmentKey("net", "c1", "eth0")),
-    lambda d: _cache.network_gc_lock(d, "net"),
+    lambda d: _cache.ResultCache(d).lock(AttachmentKey("net", "c1", "eth0")),
+    lambda d: _cache.ResultCache(d).lock_for_gc("net"),
 ])
 def test_unusable_cache_dir_is_a_config_error_naming_it(tmp_path, lock):
     cache_dir = tmp_path / "cache"
@@ -262,32 +262,32 @@ def test_unusable_cache_dir_is_a_config_error_naming_it(tmp_path, lock):
 
 def test_idle_lock_files_and_empty_directories_are_removed_held_ones_kept(tmp_path):
     cache_dir = str(tmp_path)
-    _cache.mark_pending(cache_dir, AttachmentKey("net", "c1", "eth0"))
-    _cache.clear_pending(cache_dir, AttachmentKey("net", "c1", "eth0"))
+    _cache.ResultCache(cache_dir).mark_pending(AttachmentKey("net", "c1", "eth0"))
+    _cache.ResultCache(cache_dir).clear_pending(AttachmentKey("net", "c1", "eth0"))
     assert os.listdir(tmp_path / _cache.PENDING_SUBDIR) == []  # the directory stays for the next ADD
-    held_in, held_out = _holder(_cache.attachment_lock(cache_dir, AttachmentKey("net", "c1", "eth0")))
+    held_in, held_out = _holder(_cache.ResultCache(cache_dir).lock(AttachmentKey("net", "c1", "eth0")))
     assert held_in.wait(5)
-    with _cache.network_gc_lock(cache_dir, "other"):
+    with _cache.ResultCache(cache_dir).lock_for_gc("other"):
         pass
-    _cache.remove_idle_lock_files(cache_dir)
+    _cache.ResultCache(cache_dir).tidy()
     assert sorted(os.listdir(tmp_path / _cache.LOCKS_SUBDIR)) == [
         "attachment-%03d.lock" % _stripe("net", "c1", "eth0"), "network-net.lock"]
     assert not (tmp_path / _cache.PENDING_SUBDIR).exists()  # empty: removed with the idle locks
     held_out.set()
-    _wait_until(lambda: _cache.remove_idle_lock_files(cache_dir) or not (tmp_path / _cache.LOCKS_SUBDIR).exists())
+    _wait_until(lambda: _cache.ResultCache(cache_dir).tidy() or not (tmp_path / _cache.LOCKS_SUBDIR).exists())
 
 
 def test_a_lock_file_removed_while_waited_for_is_opened_anew(tmp_path):
     cache_dir = str(tmp_path)
-    first_in, first_out = _holder(_cache.network_gc_lock(cache_dir, "net"))
+    first_in, first_out = _holder(_cache.ResultCache(cache_dir).lock_for_gc("net"))
     assert first_in.wait(5)
-    second_in, second_out = _holder(_cache.network_gc_lock(cache_dir, "net"))  # waits on the same file
+    second_in, second_out = _holder(_cache.ResultCache(cache_dir).lock_for_gc("net"))  # waits on the same file
     assert not second_in.wait(0.3)
     os.unlink(tmp_path / _cache.LOCKS_SUBDIR / "network-net.lock")  # as an idle sweep would, once free
     first_out.set()
     assert second_in.wait(5)
     # The waiter holds a new file at the path, so a third locker is kept out by it.
-    third_in, third_out = _holder(_cache.network_gc_lock(cache_dir, "net"))
+    third_in, third_out = _holder(_cache.ResultCache(cache_dir).lock_for_gc("net"))
     assert not third_in.wait(0.3)
     second_out.set()
     assert third_in.wait(5)

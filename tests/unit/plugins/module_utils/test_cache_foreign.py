@@ -28,9 +28,9 @@ import os
 
 import pytest
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _cache, _facts, _gc
+from ansible_collections.cnikit.cni.plugins.module_utils import _cache, _facts, _gc, _netns_task
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
-from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
+from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine, network_at_add
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import AttachmentKey
 
 HEX_ID = "5c876bbbf00f2cce41aedd81f0b0c8db9e1fc243546f767b9576e28e3693e419"
@@ -172,8 +172,8 @@ def test_reader_takes_every_field_and_the_namespace_from_the_sandbox(cache, fmt)
     path, network, container_id, ifname, config, args, caps, result = cache.write(fmt, sandbox)
     assert b"netns" not in path.read_bytes().split(b'"result"')[0]  # as libcni < 1.2 writes it
 
-    entry = _cache.read_entry(str(cache.dir), AttachmentKey(network, container_id, ifname))
-    listed, problems = _cache.list_entries(str(cache.dir))
+    entry = _cache.ResultCache(str(cache.dir)).read(AttachmentKey(network, container_id, ifname))
+    listed, problems = _cache.ResultCache(str(cache.dir)).entries()
 
     assert problems == [] and len(listed) == 1
     for found in (entry, listed[0]):
@@ -189,12 +189,12 @@ def test_reader_takes_every_field_and_the_namespace_from_the_sandbox(cache, fmt)
 def test_a_del_of_a_foreign_entry_passes_back_its_args_and_namespace(cache, fmt):
     sandbox = cache.netns("ns")
     _path, network, container_id, ifname, _config, args, caps, _result = cache.write(fmt, sandbox)
-    entry = _cache.read_entry(str(cache.dir), AttachmentKey(network, container_id, ifname))
+    entry = _cache.ResultCache(str(cache.dir)).read(AttachmentKey(network, container_id, ifname))
 
     attachment = Attachment.from_cache(entry)
 
     assert attachment == Attachment(network, container_id, sandbox, ifname, args or [], caps or {})
-    assert Engine.cached_network(entry).name == network
+    assert network_at_add(entry).name == network
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.__name__)
@@ -217,11 +217,11 @@ def test_gc_plans_leave_foreign_attachments_alone_live_or_gone(cache, fmt):
     sandbox = cache.netns("ns")
     _path, network, container_id, ifname, config, *_rest = cache.write(fmt, sandbox)
     declared = parse_network_list(config)
-    assert _gc.attachments_in_netns(cache.engine, sandbox)[0].container_id == container_id
+    assert _netns_task.attachments_in_netns(cache.engine, sandbox)[0].container_id == container_id
 
     def planned() -> list:
-        return (_gc.gc_plan(cache.engine, declared, None) + _gc.gc_plan(cache.engine, declared, [])
-                + _gc.gc_plan_orphaned(cache.engine, network, None))
+        return (_gc.gc_plan(cache.engine.cache.entries(), declared, None) + _gc.gc_plan(cache.engine.cache.entries(), declared, [])
+                + _gc.gc_plan_orphaned(cache.engine.cache.entries(), network, None))
 
     assert planned() == []
     os.unlink(sandbox)
@@ -235,11 +235,11 @@ def test_an_entry_without_any_namespace_is_never_judged_gone(cache, managed):
     this collection's own, and info says it does not know."""
     config = conflist_file("ipam-only", "1.0.0", "cni0")
     result = {"cniVersion": "1.0.0", "ips": [{"address": "10.88.0.9/16"}]}
-    _cache.write_entry(str(cache.dir), _cache.CacheEntry("ipam-only", HEX_ID, "eth0", config=config, result=result,
-                                                         managed=managed))
+    entry = _cache.CacheEntry("ipam-only", HEX_ID, "eth0", config=config, result=result, managed=managed)
+    _cache.ResultCache(str(cache.dir)).write(entry)
 
-    assert _gc.gc_plan(cache.engine, parse_network_list(config), None) == []
-    assert _gc.gc_plan_orphaned(cache.engine, "ipam-only", None) == []
+    assert _gc.gc_plan(cache.engine.cache.entries(), parse_network_list(config), None) == []
+    assert _gc.gc_plan_orphaned(cache.engine.cache.entries(), "ipam-only", None) == []
     facts, _problems = _facts.attachment_facts(cache.engine)
     assert [(f["netns"], f["netns_exists"]) for f in facts] == [("", None)]
 
@@ -257,7 +257,7 @@ def test_the_namespace_is_the_sandbox_of_the_interface_named_ifname(cache):
     (cache.dir / "results" / f"twoif-{HEX_ID}-net1").write_bytes(
         cached_info(HEX_ID, config, "net1", "twoif", result=result))
 
-    entry = _cache.read_entry(str(cache.dir), AttachmentKey("twoif", HEX_ID, "net1"))
+    entry = _cache.ResultCache(str(cache.dir)).read(AttachmentKey("twoif", HEX_ID, "net1"))
 
     assert entry.effective_netns == own
 
@@ -270,9 +270,9 @@ def test_a_legacy_bare_result_is_left_alone(cache):
     path.write_bytes(go_marshal(result_040(sandbox)))
     os.unlink(sandbox)
 
-    entries, problems = _cache.list_entries(str(cache.dir))
+    entries, problems = _cache.ResultCache(str(cache.dir)).entries()
     assert (entries, problems) == ([], [])
-    assert _gc.gc_plan_orphaned(cache.engine, "legacy", None) == []
+    assert _gc.gc_plan_orphaned(cache.engine.cache.entries(), "legacy", None) == []
     assert _gc.orphaned_networks(entries, set()) == []
     assert path.exists()
 
@@ -302,19 +302,19 @@ def test_a_buildah_proc_fd_namespace_is_read_and_live_while_its_descriptor_is_op
     process ended), and, being another runtime's, never collected either way."""
     sandbox, close = proc_fd_namespace
     _path, network, container_id, ifname, config, *_rest = cache.write(podman_libcni_11, sandbox)
-    entry = _cache.read_entry(str(cache.dir), AttachmentKey(network, container_id, ifname))
+    entry = _cache.ResultCache(str(cache.dir)).read(AttachmentKey(network, container_id, ifname))
     assert (entry.netns, entry.effective_netns) == ("", sandbox)
     assert Attachment.from_cache(entry).netns == sandbox  # a DEL hands the plugins the same path
     declared = parse_network_list(config)
 
     facts, _problems = _facts.attachment_facts(cache.engine)
     assert [(f["netns"], f["netns_exists"]) for f in facts] == [(sandbox, True)]
-    assert [a.container_id for a in _gc.attachments_in_netns(cache.engine, sandbox)] == [container_id]
+    assert [a.container_id for a in _netns_task.attachments_in_netns(cache.engine, sandbox)] == [container_id]
 
     close()
     facts, _problems = _facts.attachment_facts(cache.engine)
     assert [(f["netns"], f["netns_exists"]) for f in facts] == [(sandbox, False)]
-    assert _gc.gc_plan(cache.engine, declared, None) == [] and _gc.gc_plan_orphaned(cache.engine, network, None) == []
+    assert _gc.gc_plan(cache.engine.cache.entries(), declared, None) == [] and _gc.gc_plan_orphaned(cache.engine.cache.entries(), network, None) == []
 
 
 def test_an_own_attachment_in_a_proc_fd_namespace_is_collected_only_once_the_descriptor_is_closed(
@@ -323,9 +323,9 @@ def test_an_own_attachment_in_a_proc_fd_namespace_is_collected_only_once_the_des
     conf = json.loads(conflist_file("net1", "1.0.0", "cni0"))
     entry = _cache.CacheEntry("net1", "c1", "eth0", config=json.dumps(conf).encode(), netns=sandbox,
                               result=result_100(sandbox), managed=True)
-    _cache.write_entry(str(cache.dir), entry)
+    _cache.ResultCache(str(cache.dir)).write(entry)
     declared = parse_network_list(conf)
 
-    assert _gc.gc_plan(cache.engine, declared, None) == []
+    assert _gc.gc_plan(cache.engine.cache.entries(), declared, None) == []
     close()
-    assert [(c["container_id"], c["netns"]) for c in _gc.gc_plan(cache.engine, declared, None)] == [("c1", sandbox)]
+    assert [(c["container_id"], c["netns"]) for c in _gc.gc_plan(cache.engine.cache.entries(), declared, None)] == [("c1", sandbox)]

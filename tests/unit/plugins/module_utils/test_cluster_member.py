@@ -16,7 +16,7 @@ import pytest
 from stand_in_host import StandInHost
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _cluster_member as member
-from ansible_collections.cnikit.cni.plugins.module_utils import _facts
+from ansible_collections.cnikit.cni.plugins.module_utils import _cluster_member_task, _facts, _info_task
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
 
 CIDR = "10.244.0.0/16"
@@ -211,7 +211,7 @@ def test_cni_info_gathers_clusters_alone(tmp_path):
     params = {"gather": ["clusters"], "cni_path": [str(tmp_path / "bin")], "cache_dir": str(tmp_path),
               "conf_dir": str(tmp_path / "net.d"), "timeout": 5.0}
 
-    _facts.run(StandInHost(str(tmp_path)), params, result)
+    _info_task.run(StandInHost(str(tmp_path)), params, result)
 
     assert set(result) == {"changed", "clusters"} and result["clusters"]["cluster"]["subnet"] == "10.244.3.0/24"
 
@@ -359,7 +359,7 @@ def refused_before_anything(tmp_path, options: dict) -> ConfigError:
     host = StandInHost(str(tmp_path))
     host.run_command = lambda argv: pytest.fail(f"ran {argv}")
     with pytest.raises(ConfigError) as caught:
-        member.run(host, params, {})
+        _cluster_member_task.run(host, params, {})
     return caught.value
 
 
@@ -420,7 +420,7 @@ def run_member(tmp_path, network: str, check_mode: bool = False, **options) -> d
     params = {"network": network, "cidr": None, "subnet": None, "masquerade": True, "state": "present",
               "cache_dir": str(tmp_path / "cache"), **options}
     result = {}
-    member.run(KernelStandIn(str(tmp_path), check_mode=check_mode, diff=True), params, result)
+    _cluster_member_task.run(KernelStandIn(str(tmp_path), check_mode=check_mode, diff=True), params, result)
     return result
 
 

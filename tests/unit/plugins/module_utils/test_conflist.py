@@ -11,8 +11,9 @@ import json
 import pytest
 
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import (
-    find_network, load_conf_dir, parse_network, parse_network_list, parse_single_conf, render_conflist)
+    find_network, load_conf_dir, needed_binaries, parse_network, parse_network_list, parse_single_conf, render_conflist)
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
+from ansible_collections.cnikit.cni.plugins.module_utils._validate import validate_network_list
 
 
 def _conflist(name: str, *types: str, **envelope) -> str:
@@ -228,3 +229,28 @@ def test_whole_number_floats_reach_the_plugins_as_integers_as_libcni_sends_them(
     (tmp_path / "n" / "10-tuning.conf").write_text('{"type": "tuning", "mtu": 9000.0}')
     (dropin,) = parse_network_list(b'{"cniVersion": "1.0.0", "name": "n"}', conf_dir=str(tmp_path)).plugins
     assert isinstance(dropin["mtu"], int)
+
+
+@pytest.mark.parametrize("conf, path", [
+    ({"plugins": [{"type": "bridge"}]}, "name"),
+    ({"name": "n", "cniVersion": 1, "plugins": [{"type": "bridge"}]}, "cniVersion"),
+    ({"name": "n", "disableGC": "yes", "plugins": [{"type": "bridge"}]}, "disableGC"),
+    ({"name": "n", "plugins": []}, "plugins"),
+    ({"name": "n", "loadOnlyInlinedPlugins": True}, "plugins"),
+    ({"name": "n", "plugins": ["bridge"]}, "plugins[0]"),
+    ({"name": "n", "plugins": [{"bridge": "b"}]}, "plugins[0].type"),
+])
+def test_loading_and_validation_word_an_envelope_rule_alike(conf, path):
+    with pytest.raises(ConfigError) as raised:
+        parse_network_list(conf, source="f.conflist")
+    assert raised.value.path == f"f.conflist: {path}"
+    findings = {f.path: f.message for f in validate_network_list(conf).errors}
+    assert findings[path] == raised.value.message
+
+
+def test_needed_binaries_are_the_plugins_then_their_ipam_types_each_once():
+    plugins = [{"type": "bridge", "ipam": {"type": "host-local"}}, {"type": "portmap"}, "not an object",
+               {"type": "../evil", "ipam": {"type": "dhcp"}}, {"type": "ptp", "ipam": {"type": "host-local"}},
+               {"type": "tuning", "ipam": {"type": "a/b"}}]
+    assert needed_binaries(plugins) == ["bridge", "portmap", "ptp", "tuning", "host-local"]
+    assert needed_binaries(None) == []

@@ -6,6 +6,7 @@ its rollback, DEL, CHECK, GC, STATUS and the locks between them."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -15,12 +16,11 @@ from pathlib import Path
 import pytest
 from fake_executor import FakeExecutor
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _cache
-from ansible_collections.cnikit.cni.plugins.module_utils._attach_records import clear_finished_intent, interrupted
+from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _cache
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
 from ansible_collections.cnikit.cni.plugins.module_utils import _engine
 from ansible_collections.cnikit.cni.plugins.module_utils._engine import (
-    VERB_SINCE, Attachment, CheckNotAvailable, Engine, NotInPlaceError)
+    VERB_INTRODUCED_IN, Attachment, CheckNotAvailable, Engine, GCReport, NotInPlaceError, build_request, network_at_add)
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import (
     CNIError, ConfigError, DeleteError, OperationError, PluginError)
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import AttachmentKey
@@ -76,7 +76,7 @@ def _attachment(container_id="c1", ifname="eth0", network="net", **kwargs) -> At
 
 
 def _cache_file(engine, network="net", container_id="c1", ifname="eth0") -> Path:
-    return Path(engine.cache_dir) / "results" / f"{network}-{container_id}-{ifname}"
+    return Path(engine.cache.directory) / "results" / f"{network}-{container_id}-{ifname}"
 
 
 def _sequence(fake):
@@ -97,7 +97,7 @@ def _checks(fake):
 ])
 def test_available_verbs_follow_the_version_the_list_runs_at(engine, fake, version, available):
     network = _net("noop", version=version)
-    assert {verb: engine.available(network, verb) for verb in VERB_SINCE} == available
+    assert {verb: engine.available(network, verb) for verb in VERB_INTRODUCED_IN} == available
 
 
 def test_available_verbs_follow_the_version_narrowed_by_the_binaries(engine, fake):
@@ -133,6 +133,33 @@ def test_del_with_cni_versions_asks_every_plugin_when_one_binary_is_missing(engi
     assert _cache_file(engine).exists()  # kept for a retry
 
 
+# -- the attachment and the engine's shape -------------------------------------------------------
+
+def test_an_attachment_is_complete_when_made_and_cannot_change():
+    attachment = Attachment("net", "c1", "/run/netns/cnit-unit", "eth0", [["K", "V"], ["N", "1"]],
+                            {"portMappings": [{"hostPort": 8080.0, "containerPort": 80}]})
+    assert attachment.key == AttachmentKey("net", "c1", "eth0")
+    assert attachment.canonical_netns == NETNS  # both spellings of a named namespace are one
+    assert attachment.cni_args == (("K", "V"), ("N", "1")) and attachment.cni_args_string == "K=V;N=1"
+    assert attachment.libcni_capability_args == {"portMappings": [{"hostPort": 8080, "containerPort": 80}]}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        attachment.netns = "/var/run/netns/other"
+    requested = attachment.with_requested_ips(["10.0.0.5"])
+    assert requested.cni_args_string == "K=V;N=1;IgnoreUnknown=1;IP=10.0.0.5" and requested.key == attachment.key
+
+
+def test_an_attachment_names_the_option_of_a_bad_name_when_made():
+    with pytest.raises(ConfigError) as refused:
+        Attachment("net", "c/1", NETNS, option_prefix="attachments[2].")
+    assert refused.value.path == "attachments[2].container_id"
+
+
+def test_the_engine_keeps_the_verbs_and_little_else(engine):
+    public = {name for name in dir(engine) if not name.startswith("_")}
+    assert public == {"add", "check", "delete", "delete_as_added", "gc", "status", "available", "version_of",
+                      "executor", "cache"}
+
+
 # -- requests -----------------------------------------------------------------------------------
 
 def test_request_injects_name_and_version_and_filters_runtime_config():
@@ -142,7 +169,7 @@ def test_request_injects_name_and_version_and_filters_runtime_config():
     attachment = _attachment(network="dbnet", capability_args={
         "portMappings": [{"hostPort": 8080, "containerPort": 80, "protocol": "tcp"}],
         "bandwidth": {"ingressRate": 1}, "ips": ["10.250.0.9/24"]})
-    request = Engine.build_request(network, plugin, "1.0.0", attachment=attachment)
+    request = build_request(network, plugin, "1.0.0", attachment=attachment)
     data = json.loads(request)
     assert data == {"type": "portmap", "name": "dbnet", "cniVersion": "1.0.0", "snat": True,
                     "capabilities": {"portMappings": True, "bandwidth": False, "mac": True},
@@ -153,15 +180,15 @@ def test_request_injects_name_and_version_and_filters_runtime_config():
 def test_runtime_config_replaces_a_static_one_only_when_a_capability_matches():
     network = _net("p")
     plugin = {"type": "p", "capabilities": {"mac": True}, "runtimeConfig": {"static": 1}}
-    with_mac = json.loads(Engine.build_request(network, plugin, "1.0.0", attachment=_attachment(capability_args={"mac": "02:00:00:00:00:01"})))
-    without = json.loads(Engine.build_request(network, plugin, "1.0.0", attachment=_attachment(capability_args={"ips": []})))
+    with_mac = json.loads(build_request(network, plugin, "1.0.0", attachment=_attachment(capability_args={"mac": "02:00:00:00:00:01"})))
+    without = json.loads(build_request(network, plugin, "1.0.0", attachment=_attachment(capability_args={"ips": []})))
     assert with_mac["runtimeConfig"] == {"mac": "02:00:00:00:00:01"}
     assert without["runtimeConfig"] == {"static": 1}
 
 
 def test_prev_result_is_converted_to_the_list_version():
     legacy = {"cniVersion": "0.2.0", "ip4": {"ip": "10.250.0.5/24"}}
-    data = json.loads(Engine.build_request(_net("p"), {"type": "p"}, "1.0.0", prev_result=legacy))
+    data = json.loads(build_request(_net("p"), {"type": "p"}, "1.0.0", prev_result=legacy))
     assert data["prevResult"] == {"cniVersion": "1.0.0", "ips": [{"address": "10.250.0.5/24"}], "routes": []}
 
 
@@ -183,18 +210,18 @@ def test_add_chains_results_and_caches_the_last_one(engine, fake):
     assert calls[0]["env"] == {"CNI_COMMAND": "ADD", "CNI_CONTAINERID": "c1", "CNI_NETNS": NETNS,
                                "CNI_IFNAME": "eth0", "CNI_ARGS": "IgnoreUnknown=1;K=V",
                                "CNI_PATH": engine.executor.cni_path[0] + ":" + fake.directory}
-    entry = engine.cached_entry(attachment)
+    entry = engine.cache.read(attachment.key)
     assert entry.config == network.raw_bytes and entry.netns == NETNS
     assert entry.cni_args == [["IgnoreUnknown", "1"], ["K", "V"]]
     assert entry.result == result
-    assert engine.cached_network(entry).plugins == network.plugins
+    assert network_at_add(entry).plugins == network.plugins
 
 
 def test_add_returns_the_result_at_the_list_version_and_caches_it_unconverted(engine, fake):
     fake.configure("noop", ADD={"result": _result("1.0.0")})
     result = engine.add(_net("noop", version="0.4.0"), _attachment())
     assert result["cniVersion"] == "0.4.0" and result["ips"][0]["version"] == "4"
-    assert engine.cached_entry(_attachment()).result == _result("1.0.0")
+    assert engine.cache.read(_attachment().key).result == _result("1.0.0")
 
 
 @pytest.mark.parametrize("printed", [{}, {"cniVersion": ""}, {"cniVersion": "", "ips": []}])
@@ -252,7 +279,7 @@ def test_rollback_errors_are_reported_beside_the_original(engine, fake):
     with pytest.raises(OperationError) as info:
         engine.add(_net("noop", "noop2"), _attachment())
     assert _sequence(fake)[-2:] == [("DEL", "noop2"), ("DEL", "noop")]  # rollback went on
-    marker = os.path.join(engine.cache_dir, "cnikit-pending", "net-c1-eth0")
+    marker = os.path.join(engine.cache.directory, "cnikit-pending", "net-c1-eth0")
     assert str(info.value) == ("ADD of network net failed: plugin noop2 failed (ADD) [code 7]: "
                                "add broke; rollback also failed: plugin noop2 failed (DEL) [code 999]: del broke; "
                                "what the plugins made may be left on the host (an interface, an address, rules); the "
@@ -282,8 +309,8 @@ def test_missing_plugin_fails_the_add_and_the_others_are_rolled_back(engine, fak
 
 
 def test_unwritable_cache_fails_the_add_and_rolls_back(engine, fake):
-    Path(engine.cache_dir).mkdir()
-    Path(engine.cache_dir, "results").write_text("a file where the results dir should be")
+    Path(engine.cache.directory).mkdir()
+    Path(engine.cache.directory, "results").write_text("a file where the results dir should be")
     with pytest.raises(OperationError, match="cannot use .*/results"):
         engine.add(_net("noop"), _attachment())
     assert _sequence(fake) == [("ADD", "noop"), ("DEL", "noop")]
@@ -307,21 +334,22 @@ def test_result_the_list_version_cannot_hold_fails_the_add(engine, fake):
     assert not _cache_file(engine).exists()
 
 
-@pytest.mark.parametrize("network, attachment, field", [
-    ("../x", _attachment(network="../x"), "network"),
-    ("net", _attachment(network="other"), "network"),  # an attachment of another network than the list
-    ("net", _attachment(container_id="../../etc"), "container_id"),
-    ("net", _attachment(container_id=""), "container_id"),
-    ("net", _attachment(ifname="a" * 16), "ifname"),
-    ("net", _attachment(ifname="a/b"), "ifname"),
+@pytest.mark.parametrize("network, given, field", [
+    ("../x", {"network": "../x"}, "network"),
+    ("net", {"network": "other"}, "network"),  # an attachment of another network than the list
+    ("net", {"container_id": "../../etc"}, "container_id"),
+    ("net", {"container_id": ""}, "container_id"),
+    ("net", {"ifname": "a" * 16}, "ifname"),
+    ("net", {"ifname": "a/b"}, "ifname"),
 ])
 @pytest.mark.parametrize("verb", ["add", "delete", "check"])
-def test_bad_identifiers_are_refused_before_any_plugin_runs(engine, fake, network, attachment, field, verb):
+def test_bad_identifiers_are_refused_before_any_plugin_runs(engine, fake, network, given, field, verb):
+    # The attachment refuses a bad name when it is made; the verb, an attachment of another list.
     with pytest.raises(ConfigError) as info:
-        getattr(engine, verb)(_net("noop", name=network, version="0.4.0"), attachment)
+        getattr(engine, verb)(_net("noop", name=network, version="0.4.0"), _attachment(**given))
     assert info.value.path == field
     assert fake.calls() == []
-    assert not (Path(engine.cache_dir) / "results").exists()
+    assert not (Path(engine.cache.directory) / "results").exists()
 
 
 # -- DEL ----------------------------------------------------------------------------------------
@@ -379,8 +407,7 @@ def test_delete_with_a_legacy_cache_uses_its_result(engine, fake):
 
 
 def test_delete_with_an_unconvertible_cached_result_runs_without_it(engine, fake):
-    _cache.write_entry(engine.cache_dir, _cache.CacheEntry("net", "c1", "eth0", config=b"{}",
-                                                           result={"cniVersion": "9.9.9"}))
+    engine.cache.write(_cache.CacheEntry("net", "c1", "eth0", config=b"{}", result={"cniVersion": "9.9.9"}))
     assert engine.delete(_net("noop", version="1.0.0"), _attachment()) is True
     assert "prevResult" not in fake.calls("DEL")[0]["stdin"]
 
@@ -389,7 +416,7 @@ def test_delete_as_added_uses_the_cached_configuration_netns_and_arguments(engin
     added = parse_network_list({"cniVersion": "1.0.0", "name": "net",
                                 "plugins": [{"type": "noop", "marker": "as added"}, {"type": "noop2"}]})
     engine.add(added, _attachment(netns="/var/run/netns/then", cni_args=[["K", "V"]]))
-    entry = engine.cached_entry(_attachment())
+    entry = engine.cache.read(_attachment().key)
     fake.clear()
     assert engine.delete_as_added(entry, netns="/var/run/netns/ignored") is True
     assert _sequence(fake) == [("DEL", "noop2"), ("DEL", "noop")]
@@ -401,8 +428,8 @@ def test_delete_as_added_uses_the_cached_configuration_netns_and_arguments(engin
 
 def test_delete_as_added_takes_the_given_netns_where_the_entry_names_none(engine, fake):
     raw = {"cniVersion": "1.0.0", "name": "net", "plugins": [{"type": "noop"}]}
-    _cache.write_entry(engine.cache_dir, _cache.CacheEntry("net", "c1", "eth0", config=json.dumps(raw).encode()))
-    engine.delete_as_added(engine.cached_entry(_attachment()), netns="/var/run/netns/declared")
+    engine.cache.write(_cache.CacheEntry("net", "c1", "eth0", config=json.dumps(raw).encode()))
+    engine.delete_as_added(engine.cache.read(_attachment().key), netns="/var/run/netns/declared")
     assert fake.calls("DEL")[0]["env"]["CNI_NETNS"] == "/var/run/netns/declared"
 
 
@@ -612,9 +639,9 @@ def test_gc_deletes_stale_attachments_and_sends_gc_with_both_keys(engine, fake):
     engine.add(_net("noop", name="other", version="1.1.0"), _attachment("c9", network="other"))
     fake.clear()
     report = engine.gc(network, [("c1", "eth0")])
-    assert report == {"skipped": False, "errors": [], "deleted": [
-        {"container_id": "c2", "ifname": "eth0", "netns": "/var/run/netns/c2", "managed": True},
-        {"container_id": "c3", "ifname": "eth0", "netns": "/var/run/netns/c3", "managed": True}]}
+    assert report == GCReport(deleted=[
+        {"network": "net", "container_id": "c2", "ifname": "eth0", "netns": "/var/run/netns/c2", "managed": True},
+        {"network": "net", "container_id": "c3", "ifname": "eth0", "netns": "/var/run/netns/c3", "managed": True}])
     assert _sequence(fake) == [("DEL", "noop2"), ("DEL", "noop"), ("DEL", "noop2"), ("DEL", "noop"),
                                ("GC", "noop"), ("GC", "noop2")]
     dels = fake.calls("DEL")
@@ -646,7 +673,7 @@ def test_gc_keeps_what_the_keep_predicate_accepts(engine, fake):
     _add_three(engine, network)
     fake.clear()
     report = engine.gc(network, [("c3", "eth0")], keep=lambda entry: entry.container_id == "c2")
-    assert [d["container_id"] for d in report["deleted"]] == ["c1"]
+    assert [d["container_id"] for d in report.deleted] == ["c1"]
     assert fake.calls("GC")[0]["stdin"]["cni.dev/valid-attachments"] == \
         [{"containerID": "c3", "ifname": "eth0"}, {"containerID": "c2", "ifname": "eth0"}]
 
@@ -663,7 +690,7 @@ def test_gc_before_1_1_0_only_deletes_stale_attachments(engine, fake):
     _add_three(engine, network)
     fake.clear()
     report = engine.gc(network, [("c1", "eth0"), ("c3", "eth0")])
-    assert [d["container_id"] for d in report["deleted"]] == ["c2"]
+    assert [d["container_id"] for d in report.deleted] == ["c2"]
     assert _sequence(fake) == [("DEL", "noop")]
 
 
@@ -674,9 +701,9 @@ def test_gc_collects_every_error(engine, fake):
     fake.configure("noop", GC={"error": {"code": 999, "msg": "gc failed"}})
     fake.clear()
     report = engine.gc(network, [])
-    assert report["deleted"] == []
+    assert report.deleted == []
     failed_del = "DEL of network net failed (the cache entry is kept for a retry)"
-    assert [e["msg"].split(": ", 1)[0] for e in report["errors"]] == [failed_del] * 3 + ["plugin noop failed (GC) [code 999]"]
+    assert [e["msg"].split(": ", 1)[0] for e in report.errors] == [failed_del] * 3 + ["plugin noop failed (GC) [code 999]"]
     assert ("GC", "noop2") in _sequence(fake)  # the failed GC of noop did not stop noop2's
     assert _cache_file(engine, container_id="c2").exists()
 
@@ -685,7 +712,7 @@ def test_gc_honours_disable_gc(engine, fake):
     network = _net("noop", version="1.1.0", disableGC=True)
     engine.add(network, _attachment())
     fake.clear()
-    assert engine.gc(network, []) == {"deleted": [], "errors": [], "skipped": True}
+    assert engine.gc(network, []) == GCReport(skipped=True)
     assert fake.calls() == []
     assert _cache_file(engine).exists()
 
@@ -707,7 +734,7 @@ def test_gc_waits_for_an_add_of_the_same_network_in_flight(engine, fake, go):
     gc.join(10)
     # GC ran after the ADD finished: it saw the new attachment as stale and deleted it.
     assert _sequence(fake) == [("ADD", "noop"), ("DEL", "noop"), ("GC", "noop")]
-    assert [d["container_id"] for d in outcome["gc"]["deleted"]] == ["c1"]
+    assert [d["container_id"] for d in outcome["gc"].deleted] == ["c1"]
 
 
 def test_gc_waits_for_an_add_in_another_process(engine, fake, go):
@@ -792,7 +819,7 @@ def test_status_reports_ready_and_codes_50_and_51(engine, fake):
     fake.configure("noop3", STATUS={"error": {"code": 51, "msg": "uplink down"}})
     fake.configure("noop4", STATUS={"error": {"code": 4, "msg": "unknown CNI_COMMAND: STATUS"}})
     statuses = engine.status(_net("noop", "noop2", "noop3", "noop4", version="1.1.0"))
-    assert statuses == [
+    assert [status.to_dict() for status in statuses] == [
         {"plugin": "noop", "ready": True, "state": "ready", "code": None, "msg": ""},
         {"plugin": "noop2", "ready": False, "state": "not ready", "code": 50, "msg": "no IPs left"},
         {"plugin": "noop3", "ready": False, "state": "degraded", "code": 51, "msg": "uplink down"},
@@ -804,7 +831,7 @@ def test_status_reports_ready_and_codes_50_and_51(engine, fake):
 
 
 def test_status_before_1_1_0_runs_nothing(engine, fake):
-    assert engine.status(_net("noop", version="1.0.0")) == []
+    assert engine.status(_net("noop", version="1.0.0")) is None
     assert fake.calls() == []
 
 
@@ -819,61 +846,61 @@ def test_hung_plugin_times_out_and_the_add_is_rolled_back(tmp_path, fake):
         engine.add(_net("noop", "noop2"), _attachment())
     assert _sequence(fake) == [("ADD", "noop"), ("ADD", "noop2"), ("DEL", "noop2"), ("DEL", "noop")]
     assert not _cache_file(engine).exists()
-    assert os.listdir(Path(engine.cache_dir) / _cache.LOCKS_SUBDIR)  # locks are where the docs say
+    assert os.listdir(Path(engine.cache.directory) / _cache.LOCKS_SUBDIR)  # locks are where the docs say
 
 
 # -- interrupted ADDs (intent marker) -----------------------------------------------------------
 
 def test_add_first_deletes_what_an_interrupted_add_left(engine, fake):
     network = _net("noop", "noop2")
-    _cache.mark_pending(engine.cache_dir, AttachmentKey("net", "c1", "eth0"))  # as if a run died mid-ADD
-    assert interrupted(engine, _attachment()) is True
+    engine.cache.mark_pending(AttachmentKey("net", "c1", "eth0"))  # as if a run died mid-ADD
+    assert engine.cache.is_pending(_attachment().key) is True
     engine.add(network, _attachment())
     assert _sequence(fake) == [("DEL", "noop2"), ("DEL", "noop"), ("ADD", "noop"), ("ADD", "noop2")]
     assert all("prevResult" not in c["stdin"] for c in fake.calls("DEL"))
-    assert interrupted(engine, _attachment()) is False
+    assert engine.cache.is_pending(_attachment().key) is False
 
 
 def test_add_refuses_to_start_while_an_interrupted_add_cannot_be_cleaned_up(engine, fake):
     fake.configure("noop", DEL={"error": {"code": 999, "msg": "stuck"}})
-    _cache.mark_pending(engine.cache_dir, AttachmentKey("net", "c1", "eth0"))
+    engine.cache.mark_pending(AttachmentKey("net", "c1", "eth0"))
     with pytest.raises(OperationError, match="cannot clean up an interrupted ADD of network net: plugin noop failed"):
         engine.add(_net("noop"), _attachment())
     assert fake.calls("ADD") == []
-    assert interrupted(engine, _attachment()) is True
+    assert engine.cache.is_pending(_attachment().key) is True
 
 
 def test_rollback_that_fails_leaves_the_marker_for_the_next_run(engine, fake):
     fake.configure("noop", ADD={"error": {"code": 7, "msg": "add broke"}}, DEL={"error": {"code": 999, "msg": "del broke"}})
     with pytest.raises(OperationError):
         engine.add(_net("noop"), _attachment())
-    assert interrupted(engine, _attachment()) is True
+    assert engine.cache.is_pending(_attachment().key) is True
     fake.configure("noop", ADD={"error": {"code": 7, "msg": "add broke"}})
     with pytest.raises(OperationError):
         engine.add(_net("noop"), _attachment())
-    assert interrupted(engine, _attachment()) is False
+    assert engine.cache.is_pending(_attachment().key) is False
 
 
 def test_successful_delete_clears_the_marker(engine, fake):
-    _cache.mark_pending(engine.cache_dir, AttachmentKey("net", "c1", "eth0"))
+    engine.cache.mark_pending(AttachmentKey("net", "c1", "eth0"))
     engine.delete(_net("noop"), _attachment())
-    assert interrupted(engine, _attachment()) is False
+    assert engine.cache.is_pending(_attachment().key) is False
 
 
 def test_finished_add_intent_is_cleared_only_with_a_complete_cache_entry(engine, fake):
     network = _net("noop")
-    _cache.mark_pending(engine.cache_dir, AttachmentKey("net", "c1", "eth0"))
-    clear_finished_intent(engine, _attachment())
-    assert interrupted(engine, _attachment()) is True  # no entry: the ADD did not finish
+    engine.cache.mark_pending(AttachmentKey("net", "c1", "eth0"))
+    _attach._clear_finished_intent(engine, _attach.Desired(None, _attachment()))
+    assert engine.cache.is_pending(_attachment().key) is True  # no entry: the ADD did not finish
     _cache_file(engine).parent.mkdir(parents=True)
     _cache_file(engine).write_text("")
-    clear_finished_intent(engine, _attachment())
-    assert interrupted(engine, _attachment()) is True  # unusable entry proves nothing
+    _attach._clear_finished_intent(engine, _attach.Desired(None, _attachment()))
+    assert engine.cache.is_pending(_attachment().key) is True  # unusable entry proves nothing
     _cache_file(engine).unlink()
     engine.add(network, _attachment())  # a real, complete entry (the DEL of the marker first)
-    _cache.mark_pending(engine.cache_dir, AttachmentKey("net", "c1", "eth0"))  # as if killed before clearing it
-    clear_finished_intent(engine, _attachment())
-    assert interrupted(engine, _attachment()) is False
+    engine.cache.mark_pending(AttachmentKey("net", "c1", "eth0"))  # as if killed before clearing it
+    _attach._clear_finished_intent(engine, _attach.Desired(None, _attachment()))
+    assert engine.cache.is_pending(_attachment().key) is False
 
 
 def test_known_tuning_check_defect_is_a_warning(engine, fake):

@@ -8,7 +8,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import shutil
 import subprocess
 import threading
 import time
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import fakeplugin
 import pytest
+import script_plugin
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _exec
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, PluginError, PluginNotFoundError
@@ -368,7 +368,7 @@ def test_probe_sends_libcni_version_query(fake):
 def test_probe_is_memoised_while_the_binary_is_unchanged(fake, tmp_path):
     path = tmp_path / "bin" / "copied"
     fake.install("noop")
-    shutil.copy(FAKEPLUGIN, path)
+    script_plugin.install(FAKEPLUGIN, path)
     fake.configure("copied", VERSION={"supportedVersions": ["1.0.0"]})
     executor = _exec.PluginExecutor([str(path.parent)])
     assert executor.supported_versions("copied") == ["1.0.0"]
@@ -525,10 +525,10 @@ def test_a_relative_cni_path_entry_is_refused_naming_it(tmp_path, monkeypatch, e
 
 def test_task_with_a_relative_cni_path_entry_fails_before_anything_runs(tmp_path, monkeypatch):
     from stand_in_host import StandInHost, TaskFailed  # pylint: disable=import-outside-toplevel
-    from ansible_collections.cnikit.cni.plugins.module_utils import _gc  # pylint: disable=import-outside-toplevel
+    from ansible_collections.cnikit.cni.plugins.module_utils import _gc_task  # pylint: disable=import-outside-toplevel
     monkeypatch.chdir(tmp_path)
-    given = {name: option.get("default") for name, option in _gc.ARGUMENT_SPEC.all_options().items()}
+    given = {name: option.get("default") for name, option in _gc_task.ARGUMENT_SPEC.all_options().items()}
     given.update(conf_dir=str(tmp_path), cache_dir=str(tmp_path / "cache"), cni_path=["bin"])
     with pytest.raises((ConfigError, TaskFailed)) as refused:
-        _gc.run(StandInHost(str(tmp_path)), given, {})
+        _gc_task.run(StandInHost(str(tmp_path)), given, {})
     assert "cni_path[0]" in str(refused.value)

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _gc
+from ansible_collections.cnikit.cni.plugins.module_utils import _gc, _netns_task
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
 
 
@@ -22,7 +22,7 @@ def test_attachments_in_netns_match_both_spellings_and_the_exact_name(host):
     host.cache_entry("net1", "c2", "/var/run/netns/cnit-i-abc")
     host.cache_entry("net1", "c3", "/var/run/netns/cnit-i-a")
 
-    found = _gc.attachments_in_netns(host.engine, "/var/run/netns/cnit-i-ab")
+    found = _netns_task.attachments_in_netns(host.engine, "/var/run/netns/cnit-i-ab")
 
     assert sorted((e.network, e.container_id) for e in found) == [("net1", "c1"), ("net2", "c1")]
 
@@ -32,8 +32,8 @@ def test_delete_attachments_dels_with_the_cached_config_and_removes_the_entries(
     first = host.cache_entry("net1", "c1", "/var/run/netns/cnit-i-x")
     second = host.cache_entry("net2", "c1", "/var/run/netns/cnit-i-x", ifname="net1")
 
-    entries = _gc.attachments_in_netns(host.engine, "/run/netns/cnit-i-x")
-    deleted, errors = _gc.delete_attachments(host.engine, entries)
+    entries = _netns_task.attachments_in_netns(host.engine, "/run/netns/cnit-i-x")
+    deleted, errors = _netns_task.delete_attachments(host.engine, entries)
 
     assert errors == []
     assert deleted == [
@@ -54,8 +54,8 @@ def test_delete_attachments_tries_every_entry_and_keeps_the_failed_ones(host):
     kept = host.cache_entry("bad", "c1", "/var/run/netns/cnit-i-x", conf=broken_conf)
     gone = host.cache_entry("good", "c1", "/var/run/netns/cnit-i-x")
 
-    deleted, errors = _gc.delete_attachments(
-        host.engine, _gc.attachments_in_netns(host.engine, "/var/run/netns/cnit-i-x"))
+    deleted, errors = _netns_task.delete_attachments(
+        host.engine, _netns_task.attachments_in_netns(host.engine, "/var/run/netns/cnit-i-x"))
 
     assert [d["network"] for d in deleted] == ["good"]
     assert len(errors) == 1 and "cannot tear down" in str(errors[0])
@@ -76,7 +76,7 @@ def test_gc_default_collects_only_attachments_whose_namespace_is_gone(host):
     networks, problems = _gc.gc_networks(str(host.conf), "net1")
 
     assert problems == []
-    plan = _gc.gc_plan(host.engine, networks[0], None)
+    plan = _gc.gc_plan(host.engine.cache.entries(), networks[0], None)
     assert plan == [{"network": "net1", "container_id": "c-gone", "ifname": "eth0", "netns": gone, "managed": True}]
     assert host.calls("DEL") == []
 
@@ -96,10 +96,10 @@ def test_gc_with_explicit_valid_attachments_collects_everything_else(host):
     kept = host.cache_entry("net1", "c1", host.netns("a"))
     collected = host.cache_entry("net1", "c2", host.netns("b"))
     other_ifname = host.cache_entry("net1", "c1", host.netns("c"), ifname="net1")
-    valid = _gc.check_valid_attachments([{"container_id": "c1"}])
+    valid = _gc.valid_attachment_keys([{"container_id": "c1"}])
     network = _gc.gc_networks(str(host.conf), "net1")[0][0]
 
-    assert [p["container_id"] + "/" + p["ifname"] for p in _gc.gc_plan(host.engine, network, valid)] == [
+    assert [p["container_id"] + "/" + p["ifname"] for p in _gc.gc_plan(host.engine.cache.entries(), network, valid)] == [
         "c1/net1", "c2/eth0"]
     report = _gc.collect(host.engine, network, valid)
 
@@ -150,7 +150,7 @@ def test_orphaned_networks_are_the_cached_ones_conf_dir_no_longer_declares(host)
     host.cache_entry("retired", "c1", host.netns("b"))
     host.cache_entry("gone-too", "c2", host.netns("c"))
 
-    entries, _problems = host.engine.cached_attachments()
+    entries, _problems = host.engine.cache.entries()
     assert _gc.orphaned_networks(entries, {"net1"}) == ["gone-too", "retired"]
     assert _gc.orphaned_networks(entries, {"net1", "retired", "gone-too"}) == []
 
@@ -165,7 +165,7 @@ def test_gc_of_an_orphaned_network_dels_each_stale_attachment_with_its_own_cache
     stale_old = host.cache_entry("retired", "c-old", gone, conf=older)
     os.unlink(gone)
 
-    assert [p["container_id"] for p in _gc.gc_plan_orphaned(host.engine, "retired", None)] == ["c-new", "c-old"]
+    assert [p["container_id"] for p in _gc.gc_plan_orphaned(host.engine.cache.entries(), "retired", None)] == ["c-new", "c-old"]
     assert host.calls() == []
     report = _gc.collect_orphaned(host.engine, "retired", None)
 
@@ -190,9 +190,9 @@ def test_gc_of_an_orphaned_network_takes_only_dead_namespaces_that_nothing_prote
         "cniVersion": "1.1.0", "name": "retired", "disableGC": True, "plugins": [{"type": "noop"}]})
     stale = host.cache_entry("retired", "c-stale", gone)
     os.unlink(gone)
-    valid = _gc.check_valid_attachments([{"container_id": "c-listed"}])
+    valid = _gc.valid_attachment_keys([{"container_id": "c-listed"}])
 
-    assert [p["container_id"] for p in _gc.gc_plan_orphaned(host.engine, "retired", valid)] == ["c-stale"]
+    assert [p["container_id"] for p in _gc.gc_plan_orphaned(host.engine.cache.entries(), "retired", valid)] == ["c-stale"]
     report = _gc.collect_orphaned(host.engine, "retired", valid)
 
     assert [c["container_id"] for c in report["collected"]] == ["c-stale"]
@@ -237,14 +237,14 @@ def test_gc_networks_names_a_missing_network(host):
      "valid_attachments[1].ifname", "way-too-long-ifname"),
     ([{"ifname": "eth0"}], "valid_attachments[0].container_id", None),
 ])
-def test_check_valid_attachments_names_the_bad_field(items, path, value):
+def test_valid_attachment_keys_names_the_bad_field(items, path, value):
     with pytest.raises(ConfigError) as error:
-        _gc.check_valid_attachments(items)
+        _gc.valid_attachment_keys(items)
     assert error.value.path == path and error.value.value == value
 
 
-def test_check_valid_attachments_defaults_the_ifname():
-    assert _gc.check_valid_attachments([{"container_id": "c1"}, {"container_id": "c2", "ifname": "net1"}]) == [
+def test_valid_attachment_keys_default_the_ifname():
+    assert _gc.valid_attachment_keys([{"container_id": "c1"}, {"container_id": "c2", "ifname": "net1"}]) == [
         ("c1", "eth0"), ("c2", "net1")]
 
 
@@ -261,16 +261,16 @@ def test_gc_never_collects_another_runtimes_attachments_in_any_mode(host):
     os.unlink(gone)
     network = _gc.gc_networks(str(host.conf), "net1")[0][0]
 
-    for valid in (None, _gc.check_valid_attachments([{"container_id": "other"}])):
-        plan = _gc.gc_plan(host.engine, network, valid)
+    for valid in (None, _gc.valid_attachment_keys([{"container_id": "other"}])):
+        plan = _gc.gc_plan(host.engine.cache.entries(), network, valid)
         assert [p["container_id"] for p in plan] == ["ours"]
-    report = _gc.collect(host.engine, network, _gc.check_valid_attachments([{"container_id": "x"}]))
+    report = _gc.collect(host.engine, network, _gc.valid_attachment_keys([{"container_id": "x"}]))
 
     assert [c["container_id"] for c in report["collected"]] == ["ours"] and not ours.exists()
     assert live_foreign.exists() and dead_foreign.exists() and nameless.exists()
     sent = host.calls("GC")[0]["stdin"]["cni.dev/valid-attachments"]
     assert {v["containerID"] for v in sent} == {"x", "podman1", "podman2", "podman3"}
-    assert {(i["container_id"], i["netns_exists"]) for i in _gc.left_alone(host.engine, "net1")} == {
+    assert {(i["container_id"], i["netns_exists"]) for i in _gc.left_alone(host.engine.cache.entries(), "net1")} == {
         ("podman1", True), ("podman2", False), ("podman3", None)}
 
 
@@ -280,15 +280,15 @@ def test_an_explicit_list_that_leaves_out_a_live_foreign_attachment_is_reported(
     host.cache_entry("net1", "podman2", gone, managed=False)
     host.cache_entry("net1", "listed", host.netns("x"), managed=False)
     os.unlink(gone)
-    valid = _gc.check_valid_attachments([{"container_id": "listed"}])
-    assert [i["container_id"] for i in _gc.foreign_left_out(host.engine, "net1", valid)] == ["podman1"]
-    assert _gc.foreign_left_out(host.engine, "net1", None) == []
+    valid = _gc.valid_attachment_keys([{"container_id": "listed"}])
+    assert [i["container_id"] for i in _gc.foreign_left_out(host.engine.cache.entries(), "net1", valid)] == ["podman1"]
+    assert _gc.foreign_left_out(host.engine.cache.entries(), "net1", None) == []
 
 
 def test_an_entry_that_names_no_namespace_is_not_taken_for_gone(host):
     host.conf.joinpath("unused").write_text("")
     host.cache_entry("retired", "nameless", "", cache_netns=False)
-    assert _gc.gc_plan_orphaned(host.engine, "retired", None) == []
+    assert _gc.gc_plan_orphaned(host.engine.cache.entries(), "retired", None) == []
 
 
 def test_an_unusable_entry_is_never_collected_and_is_sent_to_gc_as_valid(host):
@@ -299,14 +299,14 @@ def test_an_unusable_entry_is_never_collected_and_is_sent_to_gc_as_valid(host):
     host.cache.joinpath("results", "net10-c1-eth0").write_text("")  # another network's
     network = _gc.gc_networks(str(host.conf), "net1")[0][0]
 
-    assert _gc.gc_plan(host.engine, network, []) == []
+    assert _gc.gc_plan(host.engine.cache.entries(), network, []) == []
     report = _gc.collect(host.engine, network, [])
 
     assert report == {"collected": [], "errors": []} and truncated.exists()
     sent = host.calls("GC")[0]["stdin"]["cni.dev/valid-attachments"]
     # The file name is <network>-<container ID>-<ifname>, and both may hold '-': every reading is kept.
     assert sent == [{"containerID": "ctr", "ifname": "9-eth0"}, {"containerID": "ctr-9", "ifname": "eth0"}]
-    (unusable,) = _gc.unusable_entries(host.engine, "net1")
+    (unusable,) = _gc.unusable_entries(host.engine.cache.entries(), "net1")
     assert (unusable["network"], unusable["file"]) == ("net1", str(truncated)) and "not JSON" in unusable["reason"]
     assert unusable["keys"] == [{"container_id": "ctr", "ifname": "9-eth0"}, {"container_id": "ctr-9", "ifname": "eth0"}]
 
@@ -318,5 +318,5 @@ def test_networks_only_another_runtime_cached_are_not_orphaned(host):
     host.cache_entry("retired", "c1", host.netns("b"))
     host.cache_entry("retired", "podman1", host.netns("c"), managed=False)
 
-    entries, _problems = host.engine.cached_attachments()
+    entries, _problems = host.engine.cache.entries()
     assert _gc.orphaned_networks(entries, {"net1"}) == ["retired"]

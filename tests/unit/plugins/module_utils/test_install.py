@@ -23,10 +23,10 @@ import pytest
 import release_server
 
 from ansible_collections.cnikit.cni.plugins.module_utils._download import (
-    Checksum, Limits, ReleaseError, fetch_capped, mask_url, parse_checksum, parse_checksum_file,
+    Checksum, Limits, fetch_capped, mask_url, parse_checksum, parse_checksum_file,
 )
-from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, PluginError
-from ansible_collections.cnikit.cni.plugins.module_utils._install import Options, ensure
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, PluginError, ReleaseError
+from ansible_collections.cnikit.cni.plugins.module_utils._install import ARGUMENT_SPEC, Options, ensure
 from ansible_collections.cnikit.cni.plugins.module_utils._sources import host_arch, normalize_version, release_url
 
 DISTRO = release_server.PLUGIN_SOURCE
@@ -507,3 +507,14 @@ def test_not_a_tarball(server, dest, fetch, tmp_path):
 def test_extras_are_not_installed(server, dest, fetch, tmp_path):
     run(server, dest, fetch, tmp_path)
     assert not {"LICENSE", "README.md"} & set(os.listdir(dest))
+
+
+def test_options_take_every_option_the_installer_reads_from_the_spec_by_name():
+    params = {name: spec.get("default") for name, spec in ARGUMENT_SPEC.all_options().items()}
+    params.update(version="1.9.1", plugins=["bridge"], adopt_foreign=["tuning"], timeout=7, rename={"a": "b"})
+    options = Options.from_params(params, "/opt/cni/bin", "x86_64")
+    assert (options.version, options.plugins, options.adopt_foreign, options.timeout, options.rename) == \
+        ("1.9.1", ("bridge",), ("tuning",), 7, {"a": "b"})
+    assert (options.dest, options.machine, options.state) == ("/opt/cni/bin", "x86_64", "present")
+    unset = Options.from_params(dict(params, plugins=None, adopt_foreign=None), "/d", "")
+    assert (unset.plugins, unset.adopt_foreign) == (None, ())

@@ -18,7 +18,7 @@ import pytest
 import release_server
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _manifest
-from ansible_collections.cnikit.cni.plugins.module_utils._download import ReleaseError
+from ansible_collections.cnikit.cni.plugins.module_utils._errors import ReleaseError
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
 from ansible_collections.cnikit.cni.plugins.module_utils._install import Options, ensure
 

@@ -47,7 +47,7 @@ def test_formats_are_known_and_checked(name, schema):
 
 @pytest.mark.parametrize("name, rules", sorted({**PLUGINS, **IPAM}.items()), ids=sorted({**PLUGINS, **IPAM}))
 def test_release_tables_name_keys_of_the_schema(name, rules):
-    assert set(rules.since) | set(rules.removed) <= set(rules.schema["properties"]), name
+    assert set(rules.added_in) | set(rules.removed_in) <= set(rules.schema["properties"]), name
 
 
 @pytest.mark.parametrize("fmt, good, bad", [

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The routed network's subnets file (_subnets_file) and cni_cluster_subnets' task
-(_cluster_subnets.run): strict reading, stable rendering (a join is one added line), atomic
+(_cluster_subnets_task.run): strict reading, stable rendering (a join is one added line), atomic
 writes only on change, check mode, and the lock that keeps two plays at once from losing an
 entry, shown with two real processes."""
 
@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _cluster_subnets, _subnets_file
+from ansible_collections.cnikit.cni.plugins.module_utils import _cluster_subnets_task, _subnets_file
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
 
 CIDR = "10.244.0.0/16"
@@ -95,15 +95,15 @@ def test_render_reads_back_as_written_whatever_the_host_name(tmp_path, host):
 
 def test_a_join_is_one_added_line_and_a_rerun_writes_nothing(tmp_path):
     path = tmp_path / "cni_cluster_subnets.yml"
-    _cluster_subnets.run(params(path, members("b", "c", "d")), check_mode=False)
+    _cluster_subnets_task.run(params(path, members("b", "c", "d")), check_mode=False)
     before = path.read_text()
-    result = _cluster_subnets.run(params(path, members("a", "b", "c", "d")), check_mode=False)
+    result = _cluster_subnets_task.run(params(path, members("a", "b", "c", "d")), check_mode=False)
     diff = [line for line in difflib.unified_diff(before.splitlines(), path.read_text().splitlines(), lineterm="", n=0)
             if not line.startswith(("---", "+++", "@@"))]
     assert diff == ["+  a: 10.244.3.0/24"]
     assert result["changes"] == ["a: allocated 10.244.3.0/24"]
     inode = path.stat().st_ino
-    again = _cluster_subnets.run(params(path, members("a", "b", "c", "d")), check_mode=False)
+    again = _cluster_subnets_task.run(params(path, members("a", "b", "c", "d")), check_mode=False)
     assert not again["changed"] and path.stat().st_ino == inode
 
 
@@ -111,12 +111,12 @@ def test_a_join_is_one_added_line_and_a_rerun_writes_nothing(tmp_path):
 
 def test_the_file_is_replaced_atomically_keeping_its_mode_and_a_symlink(tmp_path):
     real = tmp_path / "real.yml"
-    _cluster_subnets.run(params(real, members("a")), check_mode=False)
+    _cluster_subnets_task.run(params(real, members("a")), check_mode=False)
     assert real.stat().st_mode & 0o777 == 0o644
     real.chmod(0o600)
     link = tmp_path / "link.yml"
     link.symlink_to(real)
-    _cluster_subnets.run(params(link, members("a", "b")), check_mode=False)
+    _cluster_subnets_task.run(params(link, members("a", "b")), check_mode=False)
     assert link.is_symlink() and real.stat().st_mode & 0o777 == 0o600
     assert "  b: 10.244.1.0/24\n" in real.read_text()
     assert sorted(os.listdir(tmp_path)) == [".real.yml.lock", "link.yml", "real.yml"]
@@ -125,33 +125,33 @@ def test_the_file_is_replaced_atomically_keeping_its_mode_and_a_symlink(tmp_path
 def test_a_file_reformatted_by_hand_with_the_same_content_is_left_alone(tmp_path):
     path = tmp_path / "s.yml"
     path.write_text("# ours\ncidr: '10.244.0.0/16'\nhost_prefix: 24\nsubnets: {a: 10.244.0.0/24}\n")
-    result = _cluster_subnets.run(params(path, members("a")), check_mode=False)
+    result = _cluster_subnets_task.run(params(path, members("a")), check_mode=False)
     assert not result["changed"] and path.read_text().startswith("# ours\n")
 
 
 def test_bad_input_changes_nothing(tmp_path):
     path = tmp_path / "s.yml"
-    _cluster_subnets.run(params(path, members("a")), check_mode=False)
+    _cluster_subnets_task.run(params(path, members("a")), check_mode=False)
     before = path.read_text()
     group = members("a", "b")
     group["b"]["address"] = group["a"]["address"]
     with pytest.raises(ConfigError, match="members.b.address"):
-        _cluster_subnets.run(params(path, group), check_mode=False)
+        _cluster_subnets_task.run(params(path, group), check_mode=False)
     assert path.read_text() == before
 
 
 def test_a_missing_directory_is_an_error_naming_it(tmp_path):
     with pytest.raises(ConfigError, match=f"^path: its directory {tmp_path}/inventory does not exist"):
-        _cluster_subnets.run(params(tmp_path / "inventory" / "s.yml", members("a")), check_mode=False)
+        _cluster_subnets_task.run(params(tmp_path / "inventory" / "s.yml", members("a")), check_mode=False)
     assert os.listdir(tmp_path) == []
 
 
 def test_check_mode_predicts_the_file_and_writes_nothing(tmp_path):
     path = tmp_path / "s.yml"
-    predicted = _cluster_subnets.run(params(path, members("a", "b")), check_mode=True)
+    predicted = _cluster_subnets_task.run(params(path, members("a", "b")), check_mode=True)
     assert os.listdir(tmp_path) == []
     assert predicted["diff"]["before"] == "" and predicted["diff"]["before_header"] == str(path)
-    real = _cluster_subnets.run(params(path, members("a", "b")), check_mode=False)
+    real = _cluster_subnets_task.run(params(path, members("a", "b")), check_mode=False)
     assert real == predicted and path.read_text() == real["diff"]["after"]
     assert real["subnets"] == {"a": "10.244.0.0/24", "b": "10.244.1.0/24"}
 
@@ -173,14 +173,14 @@ def _join_slowly(path: str, group: dict, start, use_lock: bool, queue) -> None:
         _subnets_file.locked = lambda _path: contextlib.nullcontext()
     start.wait()
     try:
-        queue.put(_cluster_subnets.run(params(path, group), check_mode=False)["subnets"])
+        queue.put(_cluster_subnets_task.run(params(path, group), check_mode=False)["subnets"])
     except Exception as error:  # pylint: disable=broad-exception-caught  # reported to the test
         queue.put(repr(error))
 
 
 def _two_plays_at_once(path, use_lock: bool) -> list:
     """Two plays of one group at once, each with another new member in it (--limit b, --limit c)."""
-    _cluster_subnets.run(params(path, members("a")), check_mode=False)
+    _cluster_subnets_task.run(params(path, members("a")), check_mode=False)
     context = multiprocessing.get_context("fork")
     start, queue = context.Event(), context.Queue()
     plays = [context.Process(target=_join_slowly, args=(str(path), members("a", "b", "c", out_of_play=(other,)),
@@ -239,9 +239,9 @@ def test_render_of_a_dual_stack_network_keeps_each_family_in_its_own_keys():
 
 def test_an_ipv4_file_turned_dual_stack_keeps_its_lines_and_a_join_adds_one_line_per_family(tmp_path):
     path = tmp_path / "cni_cluster_subnets.yml"
-    _cluster_subnets.run(params(path, members("b", "c")), check_mode=False)
+    _cluster_subnets_task.run(params(path, members("b", "c")), check_mode=False)
     ipv4_only = path.read_text()
-    result = _cluster_subnets.run(dual(path, members("b", "c")), check_mode=False)
+    result = _cluster_subnets_task.run(dual(path, members("b", "c")), check_mode=False)
     assert result["subnets"] == {"b": "10.244.0.0/24", "c": "10.244.1.0/24"}
     assert result["subnets_v6"] == {"b": "fd44::/64", "c": "fd44:0:0:1::/64"}
     assert result["addresses_v6"] == {"b": "2001:db8::1", "c": "2001:db8::2"}
@@ -251,15 +251,15 @@ def test_an_ipv4_file_turned_dual_stack_keeps_its_lines_and_a_join_adds_one_line
                                                   n=0) if line.startswith("-") and not line.startswith("---")]
     assert diff == []  # the IPv4 lines stay as they were
     before = path.read_text()
-    _cluster_subnets.run(dual(path, members("b", "c", "a")), check_mode=False)
+    _cluster_subnets_task.run(dual(path, members("b", "c", "a")), check_mode=False)
     added = [line for line in difflib.unified_diff(before.splitlines(), path.read_text().splitlines(), lineterm="", n=0)
              if not line.startswith(("---", "+++", "@@"))]
     assert added == ["+  a: 10.244.2.0/24", "+  a: fd44:0:0:2::/64"]
-    again = _cluster_subnets.run(dual(path, members("b", "c", "a")), check_mode=True)
+    again = _cluster_subnets_task.run(dual(path, members("b", "c", "a")), check_mode=True)
     assert not again["changed"]
 
 
 def test_an_ipv4_result_has_no_ipv6_keys_filled(tmp_path):
-    result = _cluster_subnets.run(params(tmp_path / "s.yml", members("a")), check_mode=False)
+    result = _cluster_subnets_task.run(params(tmp_path / "s.yml", members("a")), check_mode=False)
     assert result["subnets_v6"] == {} and result["addresses_v6"] == {} and result["released_v6"] == {}
     assert result["gateways"] == {"a": "10.244.0.1/24"} and result["gateways_v6"] == {}

@@ -12,8 +12,8 @@ import os
 import pytest
 from stand_in_host import StandInHost, TaskFailed
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _attach_task, _gc, _install, _network_task
-from ansible_collections.cnikit.cni.plugins.module_utils._engine import Engine
+from ansible_collections.cnikit.cni.plugins.module_utils import _attach_task, _gc_task, _network_task, _plugin_install_task
+from ansible_collections.cnikit.cni.plugins.module_utils._cache import ResultCache
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError
 from ansible_collections.cnikit.cni.plugins.module_utils._validation import schema
 
@@ -30,15 +30,15 @@ def test_gc_plans_in_check_mode_and_collects_in_a_real_run(host, tmp_path):
     host.plugin()
     host.conflist("net1")
     entry = host.cache_entry("net1", "c1", str(tmp_path / "cnit-gone"))
-    given = params(_gc.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
+    given = params(_gc_task.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
 
     planned = {}
-    _gc.run(StandInHost(str(tmp_path), check_mode=True), given, planned)
+    _gc_task.run(StandInHost(str(tmp_path), check_mode=True), given, planned)
     assert planned["changed"] and [c["container_id"] for c in planned["collected"]] == ["c1"]
     assert entry.exists() and host.calls("DEL") == []
 
     collected = {}
-    _gc.run(StandInHost(str(tmp_path)), given, collected)
+    _gc_task.run(StandInHost(str(tmp_path)), given, collected)
     assert collected["collected"] == planned["collected"] and collected["errors"] == []
     assert not entry.exists() and [c["env"]["CNI_CONTAINERID"] for c in host.calls("DEL")] == ["c1"]
 
@@ -48,10 +48,10 @@ def test_gc_warns_of_an_unusable_entry_saying_whether_gc_was_sent(host, tmp_path
     host.plugin()
     host.conflist("net1", version=version)
     host.cache.joinpath("results", "net1-ctr9-eth0").write_text('{"kind":"cniCacheV1"')  # a runtime crashed mid-write
-    given = params(_gc.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
+    given = params(_gc_task.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
     stand_in = StandInHost(str(tmp_path))
 
-    _gc.run(stand_in, given, {})
+    _gc_task.run(stand_in, given, {})
 
     (warning,) = stand_in.warnings
     assert warning.startswith(f"network net1: cannot read the cache entry {host.cache / 'results' / 'net1-ctr9-eth0'}")
@@ -69,11 +69,11 @@ def test_gc_reports_unusable_entries_of_networks_the_conf_dir_lacks(host, tmp_pa
     retired.write_text('{"kind":"cniCacheV1"')  # a runtime crashed mid-write
     unknown = host.cache.joinpath("results", "gone-ctr7-eth0")
     unknown.write_text("")  # the only entry of a network nothing declares
-    given = params(_gc.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
+    given = params(_gc_task.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
     stand_in = StandInHost(str(tmp_path), check_mode=check_mode)
     result = {}
 
-    _gc.run(stand_in, given, result)
+    _gc_task.run(stand_in, given, result)
 
     assert result["orphaned_networks"] == ["retired"] and result["collected"] == [], result
     assert [(u["network"], u["file"]) for u in result["unusable_entries"]] == [("retired", str(retired)),
@@ -92,16 +92,16 @@ def test_gc_reads_the_whole_cache_directory_once(host, tmp_path, monkeypatch):
     host.cache_entry("retired", "c1", host.netns("live"))
     host.cache.joinpath("results", "gone-ctr7-eth0").write_text("")
     whole_reads = []
-    read = Engine.cached_attachments
+    read = ResultCache.entries
 
-    def counted(engine, network_name=None):
+    def counted(cache, network_name=None):
         whole_reads.extend([network_name] if network_name is None else [])
-        return read(engine, network_name)
-    monkeypatch.setattr(Engine, "cached_attachments", counted)
-    given = params(_gc.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
+        return read(cache, network_name)
+    monkeypatch.setattr(ResultCache, "entries", counted)
+    given = params(_gc_task.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
     result = {}
 
-    _gc.run(StandInHost(str(tmp_path)), given, result)
+    _gc_task.run(StandInHost(str(tmp_path)), given, result)
 
     assert result["orphaned_networks"] == ["retired"] and [u["network"] for u in result["unusable_entries"]] == [None]
     assert len(whole_reads) == 1
@@ -114,11 +114,11 @@ def test_gc_reports_unusable_entries_of_a_network_with_disable_gc_as_its_own(hos
     host.conflist("net1", disableGC=True)
     empty = host.cache.joinpath("results", "net1-ctr9-eth0")
     empty.write_text("")  # a runtime crashed writing it
-    given = params(_gc.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
+    given = params(_gc_task.ARGUMENT_SPEC, conf_dir=str(host.conf), cache_dir=str(host.cache), cni_path=[str(host.bin)])
     stand_in = StandInHost(str(tmp_path), check_mode=check_mode)
     result = {}
 
-    _gc.run(stand_in, given, result)
+    _gc_task.run(stand_in, given, result)
 
     assert result["skipped_networks"] == ["net1"] and result["collected"] == [], result
     assert result["unusable_entries"] == [{"network": "net1", "file": str(empty), "reason": "the file is empty",
@@ -254,10 +254,10 @@ def test_network_warns_of_its_configuration_when_it_writes_it_not_on_every_conve
     assert converged_warnings == [] and predicted_again == []
 
 
-def test_a_converged_network_run_reads_its_file_once_and_validates_once(tmp_path, monkeypatch):
-    """Issue 33: a converged cni_network task must cost little. Its warnings of the configuration
-    alone are told from the host's by their mark (of_host), not by validating again without the
-    host; the file read to compare is the one the write step compares."""
+def test_a_converged_network_run_reads_its_file_once_and_recalls_its_verdict(tmp_path, monkeypatch):
+    """Issue 33: a converged cni_network task must cost little. It validates nothing again: the
+    verdict of the run that wrote the file holds (_verdicts), with the same warnings, told from the
+    host's by their mark (of_host); the file read to compare is the one the write step compares."""
     reads, schema_runs = [], []
     read_conf_file, schema_findings = _network_task.read_conf_file, schema.schema_findings
     monkeypatch.setattr(_network_task, "read_conf_file", lambda path: reads.append(path) or read_conf_file(path))
@@ -272,7 +272,7 @@ def test_a_converged_network_run_reads_its_file_once_and_validates_once(tmp_path
 
     _network_task.run(host, given, result)
 
-    assert not result["changed"] and len(reads) == 1 and len(schema_runs) == written_runs == 2
+    assert not result["changed"] and len(reads) == 1 and schema_runs == [] and written_runs == 2
     assert [w["path"] for w in result["validation_warnings"]] == ["plugins[0].ipam.subnet"] and host.warnings == []
 
 
@@ -375,10 +375,10 @@ def test_attachment_items_take_the_top_level_values_they_leave_out():
 
 
 def test_install_without_dest_or_cni_path_fails_before_anything(tmp_path):
-    given = params(_install.ARGUMENT_SPEC, version="1.1.1", cni_path=[])
+    given = params(_plugin_install_task.ARGUMENT_SPEC, version="1.1.1", cni_path=[])
 
     with pytest.raises(TaskFailed, match="dest: no directory to install into"):
-        _install.run(StandInHost(str(tmp_path)), given, {})
+        _plugin_install_task.run(StandInHost(str(tmp_path)), given, {})
 
 
 def test_the_module_gets_a_copy_of_the_spec_the_service_reads():
@@ -406,3 +406,20 @@ def test_an_inline_single_plugin_conf_is_the_list_libcni_loads_it_as(as_text):
     assert desired.network_name == "mynet" and network.cni_version == "0.4.0" and network.plugins == [single]
     assert network.raw_bytes == (b'{"cniVersion":"0.4.0","name":"mynet","plugins":[{"cniVersion":"0.4.0",'
                                  b'"name":"mynet","type":"loopback"}]}')
+
+
+def test_attach_refuses_an_item_whose_network_name_is_no_name_before_anything_runs(host, tmp_path):
+    # Its attachment was made anyway and failed only when converged, after the other items ran.
+    host.plugin()
+    host.conflist("net1")
+    netns = "/proc/self/ns/net"  # the test double creates nothing in it
+    attach = params(_attach_task.ARGUMENT_SPEC, netns=netns, ifname="cnit-t0", conf_dir=str(host.conf),
+                    cache_dir=str(host.cache), cni_path=[str(host.bin)],
+                    attachments=[{**dict.fromkeys(_attach_task.ITEM_OPTIONS), "network": "net1", "container_id": "c1"},
+                                 {**dict.fromkeys(_attach_task.ITEM_OPTIONS), "network": "../net1", "container_id": "c2"}])
+
+    with pytest.raises(ConfigError) as refused:
+        _attach_task.run(StandInHost(str(tmp_path)), attach, {})
+
+    assert refused.value.path == "attachments[1].network" and refused.value.value == "../net1"
+    assert host.calls() == []

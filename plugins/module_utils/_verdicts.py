@@ -1,0 +1,236 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# This module_utils is PRIVATE and should only be used by this collection.
+# It may change at any time, without notice.
+"""cni_network's validation verdicts, remembered: a converged run reuses the verdict of the last
+validation of the same network file when it is provably the same answer, and then imports
+neither the validation, nor the plugins' rules, nor jsonschema.
+
+A verdict is the configuration as coercion made it and the findings validation added (a verdict
+with errors is never kept). It holds while all of these are as they were when it was reached:
+
+- the inputs, hashed into the entry's key: the configuration the task declared, exactly (before
+  coercion); the file's path and the conf dir; the identity (mode, device, inode, size, mtime,
+  ctime) of every other entry of the conf dir and of its subdirectories (the other networks,
+  drop-ins, files that cannot be loaded; the file itself is not an input: validation reads the
+  declared configuration, never what the file holds now); the plugin directories when the
+  binaries are checked (``check_plugins``), or that they are not; and the source of the
+  collection's own code that this process loaded (rules, validation, version);
+- what validation asked of the binaries, re-asked: for each plugin type, the binary the executor
+  finds, its identity (which vouches for its VERSION answer), and the identity of what its
+  release is read from (``Executor.release_evidence``);
+- what the plugins' checks read of the host (``_host_reads``), read again.
+
+Entries live in the collection's state directory, beside the result cache, its locks and intent
+markers: ``<cache_dir>/cnikit-verdicts/``, one per network file (named by the sha256 of its
+path), not in the conf dir, which runtimes watch and read. As the binaries memo (``_binaries``):
+written mode 0644; an entry the process's user does not own, that others may write, that cannot
+be read or is not one, is a miss, and the validation runs. A verdict that cannot be written is
+not remembered; nothing fails for it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+
+from ._binaries import identity
+from ._errors import CNIError
+from ._fileio import atomic_write, ensure_dir
+from ._host_reads import HostReads, answers_unchanged
+from ._validation.report import NO_VALUE
+
+VERDICTS_SUBDIR = "cnikit-verdicts"
+VERDICT_FORMAT = 1
+
+
+def collection_code_digest() -> str:
+    """sha256 of the source of every module_utils file of this collection that this process can
+    load: from the AnsiballZ payload's zip, or from the installed collection's directory."""
+    digest = hashlib.sha256()
+    archive = getattr(__loader__, "archive", None)  # zipimport: the payload
+    if archive is not None:
+        import zipfile  # pylint: disable=import-outside-toplevel  # the payload's wrapper has loaded it
+
+        prefix = os.path.relpath(os.path.dirname(__file__), archive) + "/"
+        with zipfile.ZipFile(archive) as payload:
+            for name in sorted(n for n in payload.namelist() if n.startswith(prefix) and n.endswith(".py")):
+                digest.update(f"{name[len(prefix):]}\0".encode())
+                digest.update(payload.read(name))
+        return digest.hexdigest()
+    top = os.path.dirname(os.path.abspath(__file__))
+    for directory, subdirs, files in os.walk(top):
+        subdirs.sort()
+        for name in sorted(f for f in files if f.endswith(".py")):
+            path = os.path.join(directory, name)
+            digest.update(f"{os.path.relpath(path, top)}\0".encode())
+            with open(path, "rb") as handle:
+                digest.update(handle.read())
+    return digest.hexdigest()
+
+
+def conf_dir_identities(conf_dir: str, source: str) -> list | None:
+    """[name, identity] of every entry of ``conf_dir`` and of its subdirectories (as
+    ``dir/name``), sorted, but the network file ``source``; none when there is no such directory
+    yet (validation finds no other network then either), None when it cannot be listed."""
+    try:
+        names = sorted(set(os.listdir(conf_dir)) - {os.path.basename(source)})
+    except FileNotFoundError:
+        return []
+    except OSError:
+        return None
+    entries = []
+    for name in names:
+        path = os.path.join(conf_dir, name)
+        entries.append([name, _lstat_identity(path)])
+        if os.path.isdir(path) and not os.path.islink(path):
+            try:
+                entries += [[f"{name}/{inner}", _lstat_identity(os.path.join(path, inner))]
+                            for inner in sorted(os.listdir(path))]
+            except OSError:
+                entries.append([f"{name}/", None])
+    return entries
+
+
+def _lstat_identity(path: str) -> list | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return [st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def verdict_path(cache_dir: str, source: str) -> str:
+    """Where the verdict of the network file ``source`` is remembered."""
+    return os.path.join(cache_dir, VERDICTS_SUBDIR, hashlib.sha256(source.encode()).hexdigest() + ".json")
+
+
+def forget(cache_dir: str, source: str) -> None:
+    """Drop the verdict of the network file ``source`` (removed)."""
+    try:
+        os.unlink(verdict_path(cache_dir, source))
+    except OSError:
+        pass
+
+
+class AskedBinaries:
+    """The executor validation consults, recording each plugin type it asks about."""
+
+    def __init__(self, executor):
+        self.executor = executor
+        self.cni_path = executor.cni_path
+        self.types: list = []
+
+    def _asked(self, plugin_type) -> None:
+        if plugin_type not in self.types:
+            self.types.append(plugin_type)
+
+    def supported_versions(self, plugin_type: str) -> list:
+        self._asked(plugin_type)
+        return self.executor.supported_versions(plugin_type)
+
+    def release(self, plugin_type: str) -> str | None:
+        self._asked(plugin_type)
+        return self.executor.release(plugin_type)
+
+
+def binaries_evidence(executor, types: list) -> list:
+    """[type, path found (None if none), its identity, its release's evidence] of each type."""
+    evidence = []
+    for plugin_type in types:
+        try:
+            path = executor.find(plugin_type)
+        except CNIError:
+            evidence.append([plugin_type, None, None, None])
+            continue
+        evidence.append([plugin_type, path, identity(path), executor.release_evidence(path)])
+    return evidence
+
+
+def _round_trips(value) -> bool:
+    """Whether ``value`` comes back from JSON as it is (so a remembered finding reads the same)."""
+    try:
+        return repr(json.loads(json.dumps(value))) == repr(value)
+    except (TypeError, ValueError):
+        return False
+
+
+class VerdictCache:
+    """The remembered verdict of the network file ``source``. ``executor``: what checks the
+    binaries, or None when they are not checked."""
+
+    def __init__(self, cache_dir: str, conf_dir: str, source: str, declared: dict, executor):
+        self.path = verdict_path(cache_dir, source)
+        self.executor = executor
+        inputs = {"format": VERDICT_FORMAT, "code": collection_code_digest(), "declared": declared,
+                  "source": source, "conf_dir": conf_dir, "conf_dir_entries": conf_dir_identities(conf_dir, source),
+                  "cni_path": executor.cni_path if executor is not None else None}
+        self.key = hashlib.sha256(json.dumps(inputs).encode()).hexdigest()
+
+    def recall(self, report) -> dict | None:
+        """The coerced configuration of the remembered verdict, its findings added to ``report``;
+        None when there is none that provably holds."""
+        entry = _load(self.path)
+        if entry is None or entry.get("key") != self.key or not answers_unchanged(entry.get("host_reads")):
+            return None
+        if not self._binaries_unchanged(entry.get("binaries")):
+            return None
+        warnings, coerced = entry.get("warnings"), entry.get("coerced")
+        if not isinstance(coerced, dict) or not isinstance(warnings, list) \
+                or not all(isinstance(w, list) and len(w) == 4 and isinstance(w[2], list) for w in warnings):
+            return None
+        for path, message, value, of_host in warnings:
+            report.warn(path, message, *value, of_host=of_host)
+        return coerced
+
+    def _binaries_unchanged(self, binaries) -> bool:
+        if not isinstance(binaries, list) or not all(isinstance(b, list) and b for b in binaries):
+            return False
+        if self.executor is None:
+            return not binaries
+        return binaries_evidence(self.executor, [b[0] for b in binaries]) == binaries
+
+    def remember(self, coerced: dict, report, first_new_warning: int, asked: AskedBinaries | None,
+                 host_reads: HostReads) -> None:
+        """Keep the verdict just reached (``report``'s warnings from ``first_new_warning`` on)
+        unless it has errors or a finding JSON cannot carry; a cache that cannot be written is
+        left as it is."""
+        if report.errors:
+            return
+        warnings = []
+        for finding in report.warnings[first_new_warning:]:
+            value = [] if finding.value is NO_VALUE else [finding.value]
+            if not _round_trips(value):
+                return
+            warnings.append([finding.path, finding.message, value, finding.of_host])
+        entry = {"format": VERDICT_FORMAT, "key": self.key, "coerced": coerced, "warnings": warnings,
+                 "binaries": binaries_evidence(self.executor, asked.types) if asked is not None else [],
+                 "host_reads": host_reads.answers}
+        if not _round_trips(entry["host_reads"]) or not _round_trips(coerced):
+            return
+        try:
+            ensure_dir(os.path.dirname(self.path), 0o700)  # missing parents 0755, as the result cache's
+            atomic_write(self.path, (json.dumps(entry) + "\n").encode(), 0o644)
+        except OSError:
+            pass
+
+
+def _load(path: str) -> dict | None:
+    """The entry in ``path``; None when it is missing, unreadable, not ours, writable by others
+    (whoever could write it could vouch for a configuration), or not an entry."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        if st.st_uid != os.geteuid() or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            return None
+        try:
+            entry = json.loads(handle.read())
+        except (OSError, ValueError):
+            return None
+    return entry if isinstance(entry, dict) and entry.get("format") == VERDICT_FORMAT else None
