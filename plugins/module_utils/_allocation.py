@@ -21,10 +21,10 @@ from dataclasses import dataclass
 
 from ._errors import ConfigError
 from ._identifiers import check_cidr, check_ip
+from ._subnets_file import V6
 
 # The file's keys for IPv4 (or a single family) and, with the suffix V6, for a dual-stack
-# network's IPv6 subnets: a file of one family reads as it always did.
-V6 = "_v6"
+# network's IPv6 subnets.
 FAMILY_FILE_KEYS = ("cidr", "host_prefix", "subnets", "released")
 FILE_KEYS = FAMILY_FILE_KEYS + tuple(key + V6 for key in FAMILY_FILE_KEYS)
 FAMILY_MEMBER_KEYS = ("address", "pin", "recorded")

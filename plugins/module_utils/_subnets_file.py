@@ -19,10 +19,12 @@ import os
 import re
 import stat
 
-from ._allocation import V6
 from ._errors import ConfigError
 from ._fileio import atomic_write
 
+# The suffix of a dual-stack network's IPv6 keys (cidr_v6, subnets_v6...) beside each IPv4 (or
+# single-family) key: a file of one family reads as it always did.
+V6 = "_v6"
 HEADER = "# Subnets of the routed network {network!r}, kept by cnikit.cni.routed_network. Review and commit."
 RELEASED_COMMENT = "# members that left the group; not handed out again until removed here"
 NEW_FILE_MODE = 0o644
