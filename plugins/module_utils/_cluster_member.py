@@ -123,11 +123,14 @@ def parse_record(data: bytes, path: str, network: str) -> dict:
 
 
 def _accept_ra_before(value, path: str) -> dict:
-    # bool is an int, and not a sysctl's value.
-    if not isinstance(value, dict) or not all(isinstance(name, str) and isinstance(before, int)
-                                              and not isinstance(before, bool) for name, before in value.items()):
+    if not isinstance(value, dict) or not all(isinstance(name, str) and _is_sysctl_value(before)
+                                              for name, before in value.items()):
         raise RecordError(path, f"accept_ra_before {value!r} is not a mapping of interface name to integer")
     return value
+
+
+def _is_sysctl_value(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)  # bool is an int, and not a sysctl's value
 
 
 def read_record(cache_dir: str, network: str) -> dict | None:
