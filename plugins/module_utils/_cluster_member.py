@@ -45,9 +45,18 @@ RECORD_DIR = "cnikit-cluster"
 RECORD_SUFFIX = ".json"
 RECORD_FORMAT = 1
 RECORD_FIELDS = ("network", "cidr", "subnet", "masquerade", "ip_forward_before")
+# A dual-stack network's IPv6 part; a record of one family has none of them, and reads as it
+# always did. accept_ra_before: the interfaces whose accept_ra was 1 when IPv6 forwarding was
+# turned on, set to 2 since (with forwarding on, 1 drops the default route a router advertises).
+RECORD_FIELDS_V6 = ("cidr_v6", "subnet_v6", "ip6_forward_before")
+ACCEPT_RA_BEFORE = "accept_ra_before"
 PROC_SYS = "/proc/sys"
 FORWARDING_SYSCTL = {4: "net.ipv4.ip_forward", 6: "net.ipv6.conf.all.forwarding"}
 FORWARDING_ON = 1
+ACCEPT_RA_SYSCTL = "net.ipv6.conf.{}.accept_ra"
+ACCEPT_RA_WITHOUT_FORWARDING, ACCEPT_RA_ALWAYS = 1, 2
+PROC_NET = "/proc/net"
+RTF_DEFAULT, RTF_ADDRCONF = 0x00010000, 0x00040000  # an IPv6 route's flags: a default route learned from an RA
 IPTABLES = {4: "iptables", 6: "ip6tables"}
 MULTICAST = {4: "224.0.0.0/4", 6: "ff00::/8"}
 CHAIN_PREFIX = {"forward": "CNIKIT-FWD-", "masquerade": "CNIKIT-MASQ-"}
@@ -93,16 +102,35 @@ def parse_record(data: bytes, path: str, network: str) -> dict:
     record = {name: loaded[name] for name in RECORD_FIELDS}
     if record["network"] != network:
         raise RecordError(path, f"holds network {record['network']!r}, its file name says {network!r}")
-    for name in ("cidr", "subnet"):
+    present_v6 = [name for name in RECORD_FIELDS_V6 if name in loaded]
+    if present_v6 and len(present_v6) != len(RECORD_FIELDS_V6):
+        raise RecordError(path, f"has {', '.join(present_v6)} but lacks "
+                                f"{', '.join(name for name in RECORD_FIELDS_V6 if name not in loaded)}")
+    record.update((name, loaded[name]) for name in present_v6)
+    if ACCEPT_RA_BEFORE in loaded:
+        record[ACCEPT_RA_BEFORE] = _accept_ra_before(loaded[ACCEPT_RA_BEFORE], path)
+    for name in ("cidr", "subnet") + (("cidr_v6", "subnet_v6") if present_v6 else ()):
         try:
             record[name] = str(check_cidr(record[name], name))
         except ConfigError as exc:
             raise RecordError(path, str(exc)) from None
     if not isinstance(record["masquerade"], bool):
         raise RecordError(path, f"masquerade {record['masquerade']!r} is not true or false")
-    if type(record["ip_forward_before"]) is not int:  # pylint: disable=unidiomatic-typecheck  # bool is an int
-        raise RecordError(path, f"ip_forward_before {record['ip_forward_before']!r} is not an integer")
+    for name in ("ip_forward_before", "ip6_forward_before"):
+        if name in record and type(record[name]) is not int:  # pylint: disable=unidiomatic-typecheck  # bool is an int
+            raise RecordError(path, f"{name} {record[name]!r} is not an integer")
     return record
+
+
+def _accept_ra_before(value, path: str) -> dict:
+    if not isinstance(value, dict) or not all(isinstance(name, str) and _is_sysctl_value(before)
+                                              for name, before in value.items()):
+        raise RecordError(path, f"accept_ra_before {value!r} is not a mapping of interface name to integer")
+    return value
+
+
+def _is_sysctl_value(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)  # bool is an int, and not a sysctl's value
 
 
 def read_record(cache_dir: str, network: str) -> dict | None:
@@ -388,46 +416,167 @@ def _command(host, argv: list) -> Callable[[], None]:
     return run
 
 
+@dataclass(frozen=True)
+class Family:
+    """One IP family of a network's record: its cidr and subnet, and the record's key that holds
+    the forwarding sysctl's value before the first run."""
+
+    version: int
+    cidr: str
+    subnet: str
+    before_key: str
+
+
+def families(record: dict) -> list:
+    """The record's families: its cidr's, and a dual-stack network's IPv6 part."""
+    parts = [Family(ipaddress.ip_network(record["cidr"]).version, record["cidr"], record["subnet"],
+                    "ip_forward_before")]
+    if "cidr_v6" in record:
+        parts.append(Family(6, record["cidr_v6"], record["subnet_v6"], "ip6_forward_before"))
+    return parts
+
+
+def _family_of_version(record: dict, version: int) -> Family | None:
+    return next((family for family in families(record) if family.version == version), None)
+
+
 def wanted_record(params: dict, record: dict | None) -> dict:
-    """The record ``state=present`` keeps, but for ``ip_forward_before`` (the plan's); bad
-    input is an error naming the option and its value."""
-    cidr = check_cidr(params["cidr"], "cidr")
-    subnet = check_cidr(params["subnet"], "subnet")
-    if subnet.version != cidr.version:
-        raise ConfigError("subnet", f"is IPv{subnet.version} but cidr {cidr} is IPv{cidr.version}", params["subnet"])
-    if not subnet.subnet_of(cidr):
-        raise ConfigError("subnet", f"is not inside cidr {cidr}", params["subnet"])
+    """The record ``state=present`` keeps, but for the forwarding values before the first run
+    (the plan's); bad input is an error naming the option and its value."""
+    cidr, subnet = _checked_pair(params, "cidr", "subnet")
     recorded = ipaddress.ip_network(record["cidr"]).version if record else cidr.version
     if recorded != cidr.version:
         raise ConfigError("cidr", f"is IPv{cidr.version}, but this host's record of network {record['network']} holds "
                                   f"the IPv{recorded} cidr {record['cidr']}: remove the network with state=absent first "
                                   f"(that removes the IPv{recorded} chains and restores its forwarding)", params["cidr"])
-    return {"network": params["network"], "cidr": str(cidr), "subnet": str(subnet), "masquerade": params["masquerade"]}
+    wanted = {"network": params["network"], "cidr": str(cidr), "subnet": str(subnet), "masquerade": params["masquerade"]}
+    if params.get("cidr_v6") or params.get("subnet_v6"):
+        if cidr.version != 4:
+            raise ConfigError("cidr", "is IPv6, but with cidr_v6 (dual stack) cidr is the IPv4 network", params["cidr"])
+        cidr_v6, subnet_v6 = _checked_pair(params, "cidr_v6", "subnet_v6")
+        if cidr_v6.version != 6:
+            raise ConfigError("cidr_v6", "must be an IPv6 network", params["cidr_v6"])
+        wanted.update(cidr_v6=str(cidr_v6), subnet_v6=str(subnet_v6))
+    elif record and "cidr_v6" in record:
+        raise ConfigError("cidr_v6", f"is not given, but this host's record of network {record['network']} holds the "
+                                     f"IPv6 cidr {record['cidr_v6']}: remove the network with state=absent first (that "
+                                     "removes its IPv6 chains and restores IPv6 forwarding)", params.get("cidr_v6"))
+    if params.get("address_v6"):
+        _checked_address_v6(params["address_v6"])
+    return wanted
 
 
-def plan_present(host, cache_dir: str, record: dict | None, wanted: dict) -> Plan:
-    """Record first (so the forwarding value before the first run is kept before it changes),
-    then forwarding on, then the chains."""
-    version = ipaddress.ip_network(wanted["cidr"]).version
-    sysctl = FORWARDING_SYSCTL[version]
-    forwarding = read_sysctl(sysctl)
-    wanted = dict(wanted, ip_forward_before=record["ip_forward_before"] if record else forwarding)
+def _checked_pair(params: dict, cidr_key: str, subnet_key: str) -> tuple:
+    for key in (cidr_key, subnet_key):
+        if not params.get(key):
+            other = subnet_key if key == cidr_key else cidr_key
+            raise ConfigError(key, f"is required with {other}", params.get(key))
+    cidr = check_cidr(params[cidr_key], cidr_key)
+    subnet = check_cidr(params[subnet_key], subnet_key)
+    if subnet.version != cidr.version:
+        raise ConfigError(subnet_key, f"is IPv{subnet.version} but {cidr_key} {cidr} is IPv{cidr.version}",
+                          params[subnet_key])
+    if not subnet.subnet_of(cidr):
+        raise ConfigError(subnet_key, f"is not inside {cidr_key} {cidr}", params[subnet_key])
+    return cidr, subnet
+
+
+def _checked_address_v6(value: str) -> str:
+    try:
+        address = ipaddress.ip_address(value.strip())
+    except ValueError:
+        raise ConfigError("address_v6", "is not an IP address", value) from None
+    if address.version != 6:
+        raise ConfigError("address_v6", "is not an IPv6 address", value)
+    return address.exploded
+
+
+# -- router advertisements ------------------------------------------------------------------------
+
+def interfaces_taking_ras(address_v6: str | None) -> list:
+    """The interfaces whose accept_ra is 1, so that IPv6 forwarding on would stop them from taking
+    router advertisements: the uplink (the interface holding ``address_v6``) and those whose
+    default route an advertisement gave (flag RTF_ADDRCONF in /proc/net/ipv6_route). Sorted."""
+    names = set()
+    if address_v6:
+        wanted = _checked_address_v6(address_v6).replace(":", "")
+        names.update(fields[5] for fields in _proc_net_lines("if_inet6") if len(fields) >= 6 and fields[0] == wanted)
+    for fields in _proc_net_lines("ipv6_route"):
+        if len(fields) >= 10 and int(fields[1], 16) == 0 and int(fields[8], 16) & RTF_ADDRCONF:
+            names.add(fields[9])
+    return sorted(name for name in names if name != "lo" and _accept_ra(name) == ACCEPT_RA_WITHOUT_FORWARDING)
+
+
+def _proc_net_lines(name: str) -> list:
+    try:
+        with open(os.path.join(PROC_NET, name), encoding="ascii") as handle:
+            return [line.split() for line in handle]
+    except FileNotFoundError:  # no IPv6 in the kernel
+        return []
+
+
+def _accept_ra(interface: str) -> int | None:
+    try:
+        return read_sysctl(ACCEPT_RA_SYSCTL.format(interface))
+    except FileNotFoundError:  # the interface is gone
+        return None
+
+
+def plan_present(host, cache_dir: str, record: dict | None, wanted: dict, address_v6: str | None = None) -> Plan:
+    """Record first (so the forwarding values before the first run are kept before they
+    change), then forwarding on (and accept_ra 2 where IPv6 forwarding would cost an interface
+    its advertised default route), then the chains of each family."""
+    wanted = dict(wanted)
+    for family in families(wanted):
+        sysctl = FORWARDING_SYSCTL[family.version]
+        wanted[family.before_key] = record[family.before_key] if record and family.before_key in record \
+            else read_sysctl(sysctl)
+    v6 = _family_of_version(wanted, 6)
+    if v6 and wanted[v6.before_key] != FORWARDING_ON:
+        # Forwarding is this network's doing: keep the advertised default routes it would stop.
+        kept = dict((record or {}).get(ACCEPT_RA_BEFORE, {}))
+        kept.update((name, ACCEPT_RA_WITHOUT_FORWARDING) for name in interfaces_taking_ras(address_v6))
+        if kept:
+            wanted[ACCEPT_RA_BEFORE] = dict(sorted(kept.items()))
     path = record_path(cache_dir, wanted["network"])
     plan = Plan()
     plan.section(path, _record_lines(record), _record_lines(wanted))
     if wanted != record:
         plan.add(f"write {path}", lambda: write_record(cache_dir, wanted))
-    plan.section("sysctl", [f"{sysctl} = {forwarding}"], [f"{sysctl} = {FORWARDING_ON}"])
-    if forwarding != FORWARDING_ON:
-        plan.add(f"{sysctl} = {FORWARDING_ON} (was {forwarding})", lambda: write_sysctl(sysctl, FORWARDING_ON))
-    chains = [forward_chain(wanted["network"], wanted["cidr"]), masquerade_chain(wanted["network"], wanted["cidr"])]
-    for chain in chains:
-        saved = read_table(host, version, chain.table)
-        keep = chain.table == "filter" or wanted["masquerade"]
-        plan.add_iptables(host, version, chain.table, plan_chain(saved, chain) if keep else plan_removal(saved, chain))
-        plan.section(f"{IPTABLES[version]} -t {chain.table}", owned_lines(saved, chain),
-                     wanted_lines(chain) if keep else [])
+    for family in families(wanted):
+        sysctl = FORWARDING_SYSCTL[family.version]
+        forwarding = read_sysctl(sysctl)
+        plan.section("sysctl", [f"{sysctl} = {forwarding}"], [f"{sysctl} = {FORWARDING_ON}"])
+        if forwarding != FORWARDING_ON:
+            plan.add(f"{sysctl} = {FORWARDING_ON} (was {forwarding})", _sysctl_writer(sysctl, FORWARDING_ON))
+    for interface in wanted.get(ACCEPT_RA_BEFORE, {}):
+        _plan_accept_ra(plan, interface, ACCEPT_RA_ALWAYS, "its router-advertised default route kept with "
+                                                           "forwarding on")
+    for family in families(wanted):
+        chains = [forward_chain(wanted["network"], family.cidr), masquerade_chain(wanted["network"], family.cidr)]
+        for chain in chains:
+            saved = read_table(host, family.version, chain.table)
+            keep = chain.table == "filter" or wanted["masquerade"]
+            plan.add_iptables(host, family.version, chain.table,
+                              plan_chain(saved, chain) if keep else plan_removal(saved, chain))
+            plan.section(f"{IPTABLES[family.version]} -t {chain.table}", owned_lines(saved, chain),
+                         wanted_lines(chain) if keep else [])
     return plan
+
+
+def _plan_accept_ra(plan: Plan, interface: str, value: int, why: str) -> None:
+    """accept_ra of ``interface`` to ``value``, unless it is so or the interface is gone."""
+    sysctl = ACCEPT_RA_SYSCTL.format(interface)
+    current = _accept_ra(interface)
+    if current is None:
+        return
+    plan.section("sysctl", [f"{sysctl} = {current}"], [f"{sysctl} = {value}"])
+    if current != value:
+        plan.add(f"{sysctl} = {value} (was {current}: {why})", _sysctl_writer(sysctl, value))
+
+
+def _sysctl_writer(sysctl: str, value: int) -> Callable[[], None]:
+    return lambda: write_sysctl(sysctl, value)
 
 
 def plan_absent(host, cache_dir: str, network: str, record: dict | None) -> Plan:
@@ -436,7 +585,7 @@ def plan_absent(host, cache_dir: str, network: str, record: dict | None) -> Plan
     families' tables are searched for the network's chains; one whose tables cannot be read (no
     IPv6 in the kernel) cannot hold them."""
     plan = Plan()
-    versions = [ipaddress.ip_network(record["cidr"]).version] if record else [4, 6]
+    versions = [family.version for family in families(record)] if record else [4, 6]
     for version in versions:
         for chain in (masquerade_chain(network), forward_chain(network)):
             try:
@@ -448,49 +597,63 @@ def plan_absent(host, cache_dir: str, network: str, record: dict | None) -> Plan
             plan.add_iptables(host, version, chain.table, plan_removal(saved, chain))
             plan.section(f"{IPTABLES[version]} -t {chain.table}", owned_lines(saved, chain), [])
     if record:
-        plan_forwarding_back(plan, cache_dir, record, versions[0])
+        for family in families(record):
+            plan_forwarding_back(plan, cache_dir, record, family)
         path = record_path(cache_dir, network)
         plan.section(path, _record_lines(record), _record_lines(None))
         plan.add(f"remove {path}", lambda: delete_record(cache_dir, network))
     return plan
 
 
-def plan_forwarding_back(plan: Plan, cache_dir: str, record: dict, version: int) -> None:
-    """Forwarding back to the record's ``ip_forward_before``, unless another network of the
-    same IP version still has a record here: that network still routes, so forwarding stays as
-    it is. This record's value is then handed on to the first of them (by name), if its first
-    run turned forwarding on (a record joined while forwarding was on holds 1) and none of them
-    already holds a value other than 1: the last network to leave restores the value from before
-    the first joined. Handing on comes before the record's removal, so a re-run after a failure
-    in between finds the value in both."""
-    sysctl = FORWARDING_SYSCTL[version]
+def plan_forwarding_back(plan: Plan, cache_dir: str, record: dict, family: Family) -> None:
+    """Forwarding of ``family`` back to the record's value before the first run, unless another
+    network of the same IP version still has a record here: that network still routes, so
+    forwarding stays as it is. This record's value is then handed on to the first of them (by
+    name), if its first run turned forwarding on (a record joined while forwarding was on holds
+    1) and none of them already holds a value other than 1: the last network to leave restores
+    the value from before the first joined. The same goes for IPv6's accept_ra values. Handing
+    on comes before the record's removal, so a re-run after a failure in between finds the
+    value in both."""
+    sysctl = FORWARDING_SYSCTL[family.version]
     forwarding = read_sysctl(sysctl)
-    staying = _records_of_version(cache_dir, version, besides=record["network"])
-    restored = forwarding if staying else record["ip_forward_before"]
+    staying = _records_of_version(cache_dir, family.version, besides=record["network"])
+    before = record[family.before_key]
+    restored = forwarding if staying else before
     plan.section("sysctl", [f"{sysctl} = {forwarding}"], [f"{sysctl} = {restored}"])
     if forwarding != restored:
         plan.add(f"{sysctl} = {restored} (was {forwarding}, restored as before the first run)",
-                 lambda: write_sysctl(sysctl, restored))
-    before = record["ip_forward_before"]
-    if not staying or before == FORWARDING_ON or any(r["ip_forward_before"] != FORWARDING_ON for r in staying):
+                 _sysctl_writer(sysctl, restored))
+    accept_ra = record.get(ACCEPT_RA_BEFORE, {}) if family.version == 6 else {}
+    if not staying:
+        for interface, value in accept_ra.items():
+            _plan_accept_ra(plan, interface, value, "restored as before the first run")
         return
-    heir = dict(staying[0], ip_forward_before=before)
+    heir_record = staying[0]
+    heir_family = _family_of_version(heir_record, family.version)
+    heir = dict(heir_record)
+    if before != FORWARDING_ON and all(other[_family_of_version(other, family.version).before_key] == FORWARDING_ON
+                                       for other in staying):
+        heir[heir_family.before_key] = before
+    if accept_ra:
+        heir[ACCEPT_RA_BEFORE] = dict(sorted({**accept_ra, **heir_record.get(ACCEPT_RA_BEFORE, {})}.items()))
+    if heir == heir_record:
+        return
     path = record_path(cache_dir, heir["network"])
-    plan.section(path, _record_lines(staying[0]), _record_lines(heir))
-    plan.add(f"write {path} (ip_forward_before {before}, handed on from network {record['network']}: "
-             f"{heir['network']} still needs forwarding)", lambda: write_record(cache_dir, heir))
+    plan.section(path, _record_lines(heir_record), _record_lines(heir))
+    plan.add(f"write {path} ({heir_family.before_key} {heir[heir_family.before_key]}, handed on from network "
+             f"{record['network']}: {heir['network']} still needs forwarding)", lambda: write_record(cache_dir, heir))
 
 
 def _records_of_version(cache_dir: str, version: int, besides: str) -> list:
-    """The records of the networks of IP ``version`` but ``besides``, by name. A record that
-    cannot be read is an error: it may be of such a network."""
+    """The records of the networks with a family of IP ``version`` but ``besides``, by name. A
+    record that cannot be read is an error: it may be of such a network."""
     records, problems = read_records(cache_dir)
     problem = next(iter(problems.values()), None)
     if problem:
         raise RecordError(problem.path, f"{problem.reason}; network {besides} leaves, and whether to restore "
                                         "forwarding depends on the other networks' records: fix or remove the file")
     return [other for network, other in records.items()
-            if network != besides and ipaddress.ip_network(other["cidr"]).version == version]
+            if network != besides and _family_of_version(other, version)]
 
 
 def _record_lines(record: dict | None) -> list:

@@ -21,6 +21,9 @@ ARGUMENT_SPEC = ArgumentSpec({
     "cidr": {"type": "str"},
     "subnet": {"type": "str"},
     "masquerade": {"type": "bool", "default": True},
+    "cidr_v6": {"type": "str"},
+    "subnet_v6": {"type": "str"},
+    "address_v6": {"type": "str"},
     "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
 }, required_if=(("state", "present", ("cidr", "subnet")),))
 
@@ -35,7 +38,7 @@ def run(host, params: dict, result: dict) -> None:
                   chains=chain_names(network), changes=[])
     if params["state"] == "present":
         wanted = wanted_record(params, record)
-        plan = plan_present(host, cache_dir, record, wanted)
+        plan = plan_present(host, cache_dir, record, wanted, params.get("address_v6"))
     else:
         plan = plan_absent(host, cache_dir, network, record)
     result["changes"] = [step.description for step in plan.steps]

@@ -25,3 +25,4 @@ DEFAULT_ROUTE_PROTOCOL = 210
 DEFAULT_ROUTE_TABLE = 254
 # The length of each member's subnet in a routed network's cluster CIDR (cni_cluster_subnets).
 DEFAULT_CLUSTER_HOST_PREFIX = 24
+DEFAULT_CLUSTER_HOST_PREFIX_V6 = 64

@@ -22,6 +22,9 @@ import stat
 from ._errors import ConfigError
 from ._fileio import atomic_write
 
+# The suffix of a dual-stack network's IPv6 keys (cidr_v6, subnets_v6...) beside each IPv4 (or
+# single-family) key: a file of one family reads as it always did.
+V6 = "_v6"
 HEADER = "# Subnets of the routed network {network!r}, kept by cnikit.cni.routed_network. Review and commit."
 RELEASED_COMMENT = "# members that left the group; not handed out again until removed here"
 NEW_FILE_MODE = 0o644
@@ -125,13 +128,19 @@ def _section(key: str, entries: dict, comment: str = "") -> list:
 
 
 def render(content: dict, network: str) -> str:
-    """The file's text for ``content`` (as ``_allocation.Allocation.content``): the same content
-    always gives the same text, hosts in the order the content has them."""
-    lines = [HEADER.format(network=network),
-             _pair("cidr", content["cidr"]),
-             f"host_prefix: {int(content['host_prefix'])}"]
-    lines += _section("subnets", content["subnets"])
-    lines += _section("released", content["released"], RELEASED_COMMENT)
+    """The file's text for ``content`` (as ``_allocation.allocate_stack`` makes it): the same
+    content always gives the same text, hosts in the order the content has them. A dual-stack
+    network's IPv6 keys (``cidr_v6``...) follow each IPv4 one, so an IPv4 file turned dual stack
+    keeps its lines."""
+    families = ("", V6) if "cidr" + V6 in content else ("",)
+    lines = [HEADER.format(network=network)]
+    for suffix in families:
+        lines += [_pair("cidr" + suffix, content["cidr" + suffix]),
+                  f"host_prefix{suffix}: {int(content['host_prefix' + suffix])}"]
+    for suffix in families:
+        lines += _section("subnets" + suffix, content["subnets" + suffix])
+    for suffix in families:
+        lines += _section("released" + suffix, content["released" + suffix], RELEASED_COMMENT)
     return "\n".join(lines) + "\n"
 
 

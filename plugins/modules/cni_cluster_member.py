@@ -18,7 +18,12 @@ description:
     first run. The record is written atomically and only when it changes; M(cnikit.cni.cni_info) reports the
     records (O(cnikit.cni.cni_info#module:gather=clusters)).
   - It turns IP forwarding on, C(net.ipv4.ip_forward) for an IPv4 O(cidr), C(net.ipv6.conf.all.forwarding) for an
-    IPv6 one.
+    IPv6 one, and both for a dual-stack network (O(cidr_v6)).
+  - Where it turns IPv6 forwarding on, the interfaces whose C(accept_ra) is V(1) would stop taking router
+    advertisements and lose the default route they give. It sets C(accept_ra) to V(2) on the uplink (the interface
+    holding O(address_v6)) and on each interface whose IPv6 default route came from an advertisement, when their
+    C(accept_ra) is V(1), and keeps their values in the record (C(accept_ra_before)), which O(state=absent)
+    restores. Where IPv6 forwarding was on already, C(accept_ra) is left as it is.
   - It owns a filter chain, C(CNIKIT-FWD-<hash of the network name>), accepting forwarded traffic from and to
     O(cidr), jumped to from the chain C(FORWARD), so that a firewall whose C(FORWARD) policy is C(DROP) still
     forwards the cluster's traffic. A jump that is missing is inserted first in C(FORWARD); one already there is
@@ -40,7 +45,7 @@ author:
   - cnikit maintainers (@cnikit)
 requirements:
   - Python 3.9 or later on the managed node.
-  - C(iptables) (and C(ip6tables) for an IPv6 O(cidr)), the legacy or the nf_tables variant.
+  - C(iptables) (and C(ip6tables) for an IPv6 O(cidr) or with O(cidr_v6)), the legacy or the nf_tables variant.
 extends_documentation_fragment:
   - cnikit.cni._attributes
   - cnikit.cni._attributes.actiongroup_cni
@@ -56,7 +61,7 @@ attributes:
   diff_mode:
     support: full
     details:
-      - The record, the forwarding sysctl and the owned chains with their jumps (one C(iptables -S) line each),
+      - The record, the forwarding sysctls, C(accept_ra) and the owned chains with their jumps (one C(iptables -S) line each),
         before and after.
   idempotent:
     support: full
@@ -78,6 +83,25 @@ options:
       - This host's subnet, inside O(cidr), as the allocation gave it, recorded for M(cnikit.cni.cni_info).
       - Required with O(state=present).
     type: str
+  cidr_v6:
+    description:
+      - For a dual-stack network, the IPv6 cluster CIDR (such as V(fd44::/48)); O(cidr) is then the IPv4 one. The
+        host forwards IPv6 too, and its chains are made with C(ip6tables) as well, for O(cidr_v6).
+      - Leaving it out while the record holds an IPv6 part is refused; remove the network with O(state=absent)
+        first.
+    type: str
+    version_added: 1.2.0
+  subnet_v6:
+    description:
+      - This host's IPv6 subnet, inside O(cidr_v6). Required with O(cidr_v6).
+    type: str
+    version_added: 1.2.0
+  address_v6:
+    description:
+      - This host's IPv6 address on the uplink, the one the other members route its IPv6 subnet through; the
+        interface holding it keeps its router-advertised default route (see above).
+    type: str
+    version_added: 1.2.0
   masquerade:
     description:
       - Masquerade traffic from O(cidr) to destinations outside it. Traffic between members is never masqueraded.
@@ -141,6 +165,8 @@ record:
     - The host's record of the network before the task, null when there was none.
     - C(ip_forward_before) is the forwarding sysctl's value before the first run, which O(state=absent) restores
       (or hands on to another network of the same IP family that still has a record).
+    - A dual-stack network's record also holds C(cidr_v6), C(subnet_v6) and C(ip6_forward_before) (IPv6's);
+      C(accept_ra_before) maps each interface whose C(accept_ra) the module set to V(2) to its value before.
   returned: always
   type: dict
   sample:

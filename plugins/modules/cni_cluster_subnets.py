@@ -78,6 +78,22 @@ options:
       - The prefix length of each member's subnet. At least the prefix length of O(cidr).
     type: int
     default: 24
+  cidr_v6:
+    description:
+      - For a dual-stack network, the IPv6 network every member's second subnet comes from, such as C(fd44::/48);
+        O(cidr) is then the IPv4 one. Each member gets a subnet of each, by the same rules, kept in the file's keys
+        C(cidr_v6), C(host_prefix_v6), C(subnets_v6) and C(released_v6), and C(address_v6), C(pin_v6) and
+        C(recorded_v6) in O(members) are its IPv6 address, pin and record.
+      - Leaving it out of a network whose file holds IPv6 subnets is refused, since removing IPv6 takes the hosts'
+        IPv6 subnets away, which is for the operator to do in the file, after detaching the workloads.
+    type: str
+    version_added: 1.2.0
+  host_prefix_v6:
+    description:
+      - The prefix length of each member's IPv6 subnet. At least the prefix length of O(cidr_v6).
+    type: int
+    default: 64
+    version_added: 1.2.0
   network:
     description:
       - The name of the CNI network the subnets are for, named in the file's header and in messages.
@@ -94,12 +110,15 @@ options:
       - C(recorded) (str or null) is the subnet the host records as its own (null when it has no record, or is not
         in the play).
       - C(attachments) (int or null) is the number of the host's attachments of O(network); null when unknown.
+      - With O(cidr_v6), C(address_v6), C(pin_v6) and C(recorded_v6) are the IPv6 counterparts of C(address), C(pin)
+        and C(recorded).
     type: dict
     required: true
 notes:
   - The file is a YAML mapping with the keys C(cidr), C(host_prefix), C(subnets) (hostname to subnet) and
-    C(released) (hostname to subnet); hosts keep the file's order and new ones are added at the end, so a join
-    is one added line.
+    C(released) (hostname to subnet), and for a dual-stack network C(cidr_v6), C(host_prefix_v6), C(subnets_v6) and
+    C(released_v6), each after its IPv4 counterpart; hosts keep the file's order and new ones are added at the end,
+    so a join is one added line per family. A file of one family is read as before.
 seealso:
   - ref: ansible_collections.cnikit.cni.docsite.routed-network
     description: The role that runs this action, and how the file is used.
@@ -142,6 +161,38 @@ released:
   returned: success
   type: dict
   sample: {old-node: 10.244.5.0/24}
+gateways:
+  description:
+    - Each member with the first usable address of its subnet and the subnet's length, the gateway address of its
+      bridge (and flannel's C(FLANNEL_SUBNET)).
+  returned: success
+  type: dict
+  sample: {node1: 10.244.0.1/24, node2: 10.244.7.1/24}
+  version_added: 1.2.0
+gateways_v6:
+  description: As RV(gateways), of the IPv6 subnets; empty without O(cidr_v6).
+  returned: success
+  type: dict
+  sample: {node1: "fd44::1/64", node2: "fd44:0:0:1::1/64"}
+  version_added: 1.2.0
+subnets_v6:
+  description: As RV(subnets), each member's IPv6 subnet; empty without O(cidr_v6).
+  returned: success
+  type: dict
+  sample: {node1: "fd44::/64", node2: "fd44:0:0:1::/64"}
+  version_added: 1.2.0
+addresses_v6:
+  description: As RV(addresses), each member's IPv6 address; empty without O(cidr_v6).
+  returned: success
+  type: dict
+  sample: {node1: "2001:db8::11", node2: "2001:db8::12"}
+  version_added: 1.2.0
+released_v6:
+  description: As RV(released), the quarantined IPv6 subnets; empty without O(cidr_v6).
+  returned: success
+  type: dict
+  sample: {old-node: "fd44:0:0:5::/64"}
+  version_added: 1.2.0
 pending:
   description: The members with no subnet yet, because they are not in the play and have no entry in the file.
   returned: success

@@ -179,6 +179,9 @@ clusters:
       M(cnikit.cni.cni_cluster_member) wrote it, with C(network), C(cidr), C(subnet) (this host's), C(masquerade),
       C(ip_forward_before) (the forwarding sysctl before the first run), C(path) (the record's file) and
       C(error).
+    - A dual-stack network's record also has C(cidr_v6), C(subnet_v6) and C(ip6_forward_before) (its IPv6 part,
+      since 1.2.0), and C(accept_ra_before) (each interface whose C(accept_ra) the network set to V(2), with its
+      value before) where it has one.
     - C(error) is null for a record that was read. For one that cannot be read (not JSON, a field missing or
       of the wrong type) it says why, the other fields but C(network) and C(path) are null, and a warning says
       the same; the task does not fail.

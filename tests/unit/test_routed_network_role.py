@@ -29,10 +29,53 @@ def test_the_peer_routes_go_via_the_addresses_the_allocation_checked():
                   "addresses": {"a": "192.0.2.1", "b": "192.0.2.2", "c": "192.0.2.3"}}
     template = jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(role_vars()["cni_cluster_peer_routes"])
 
-    routes = ast.literal_eval(template.render(cni_cluster_allocation=allocation, inventory_hostname="b"))
+    routes = ast.literal_eval(template.render(cni_cluster_allocation=allocation, inventory_hostname="b",
+                                              cni_cluster_families=[""]))
 
     assert routes == [{"dst": "10.244.0.0/24", "via": "192.0.2.1", "name": "a"},
                       {"dst": "10.244.2.0/24", "via": "192.0.2.3", "name": "c"}]
+
+
+def test_a_dual_stack_networks_ipv6_routes_go_via_the_peers_ipv6_addresses():
+    allocation = {"subnets": {"a": "10.244.0.0/24", "b": "10.244.1.0/24"}, "addresses": {"a": "192.0.2.1", "b": "192.0.2.2"},
+                  "subnets_v6": {"a": "fd44::/64", "b": "fd44:0:0:1::/64"},
+                  "addresses_v6": {"a": "2001:db8::1", "b": "2001:db8::2"}}
+    template = jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(role_vars()["cni_cluster_peer_routes"])
+
+    routes = ast.literal_eval(template.render(cni_cluster_allocation=allocation, inventory_hostname="b",
+                                              cni_cluster_families=["", "_v6"]))
+
+    assert routes == [{"dst": "10.244.0.0/24", "via": "192.0.2.1", "name": "a"},
+                      {"dst": "fd44::/64", "via": "2001:db8::1", "name": "a"}]
+
+
+def render_var(name: str, **context) -> str:
+    """A variable of vars/main.yml rendered as Ansible would, with the variables it refers to given
+    (rendered first when they are the role's own too) and Ansible's bool filter."""
+    variables = role_vars()
+    environment = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True)
+    environment.filters["bool"] = lambda value: value if isinstance(value, bool) else str(value).lower() in ("true", "yes", "1")
+    for own in ("cni_cluster_dual_stack", "cni_cluster_flannel_env_header", "cni_cluster_network_mtu"):
+        if own not in context:
+            context[own] = environment.from_string(str(variables[own])).render(**context)
+    return environment.from_string(variables[name]).render(**context)
+
+
+@pytest.mark.parametrize("dual, masquerade, expected", [
+    (False, True, ["FLANNEL_NETWORK=10.244.0.0/16", "FLANNEL_SUBNET=10.244.1.1/24", "FLANNEL_MTU=1500",
+                   "FLANNEL_IPMASQ=true"]),
+    (True, False, ["FLANNEL_NETWORK=10.244.0.0/16", "FLANNEL_SUBNET=10.244.1.1/24", "FLANNEL_IPV6_NETWORK=fd44::/48",
+                   "FLANNEL_IPV6_SUBNET=fd44:0:0:1::1/64", "FLANNEL_MTU=1500", "FLANNEL_IPMASQ=false"]),
+])
+def test_flannels_subnet_file_is_in_flannels_format_under_the_roles_header(dual, masquerade, expected):
+    allocation = {"gateways": {"b": "10.244.1.1/24"}, "gateways_v6": {"b": "fd44:0:0:1::1/64"}}
+    text = render_var("cni_cluster_flannel_env_text", cni_cluster_allocation=allocation, inventory_hostname="b",
+                      cni_cluster_network="cluster", cni_cluster_cidr="10.244.0.0/16",
+                      cni_cluster_cidr_v6="fd44::/48" if dual else "", cni_cluster_masquerade=masquerade)
+    lines = text.splitlines()
+    assert lines[0] == "# Written by cnikit.cni.routed_network for the network cluster, in place of flanneld"
+    assert "=" not in lines[0]  # flannel's reader skips a line without one
+    assert lines[1:] == expected
 
 
 def set_facts(tasks: list) -> set:

@@ -356,7 +356,8 @@ def test_a_new_host_prefix_is_a_move_of_every_host():
     ({"a": {"address": "192.0.2.1"}, "b": {"address": "192.0.2.1"}},
      "members.b.address: is also a's address: each member needs an address of its own (got '192.0.2.1')"),
     ({"a": {"address": "192.0.2.1", "pinned": "10.244.0.0/24"}},
-     "members.a: unknown key pinned (known: address, pin, in_play, recorded, attachments)"),
+     "members.a: unknown key pinned (known: address, pin, in_play, recorded, attachments, address_v6, pin_v6, "
+     "recorded_v6)"),
     ({"a": "192.0.2.1"}, "members.a: must be a mapping"),
     ({"a": {"address": "192.0.2.1", "in_play": "maybe"}}, "members.a.in_play: must be true or false (got 'maybe')"),
     ({"a": {"address": "192.0.2.1", "attachments": -1}}, "members.a.attachments: must be a number of attachments"),
@@ -387,7 +388,9 @@ def test_string_spellings_of_in_play_and_attachments_are_taken_as_ansible_templa
 
 @pytest.mark.parametrize("previous, message", [
     (["a"], f"{FILE}: must be a mapping with the keys cidr, host_prefix, subnets, released"),
-    ({"subnet": {"a": "10.244.0.0/24"}}, f"{FILE}: unknown key subnet (known: cidr, host_prefix, subnets, released)"),
+    ({"subnet": {"a": "10.244.0.0/24"}},
+     f"{FILE}: unknown key subnet (known: cidr, host_prefix, subnets, released, cidr_v6, host_prefix_v6, subnets_v6, "
+     "released_v6)"),
     ({"subnets": ["a"]}, f"subnets in {FILE}: must be a mapping of host name to subnet"),
     ({"subnets": {"a": "10.244.0.300/24"}}, f"subnets.a in {FILE}: is not a CIDR"),
     ({"subnets": {"a": 42}}, f"subnets.a in {FILE}: must be a CIDR"),

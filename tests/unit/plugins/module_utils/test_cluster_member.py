@@ -109,6 +109,10 @@ def test_record_round_trip(tmp_path):
     (json.dumps(dict(record(), format=1, network="other")).encode(), "holds network 'other'"),
     (json.dumps(dict(record(), format=1, ip_forward_before=True)).encode(), "ip_forward_before True"),
     (json.dumps(dict(record(), format=1, masquerade="yes")).encode(), "masquerade 'yes'"),
+    (json.dumps(dict(record(), format=1, accept_ra_before={"eth0": True})).encode(),
+     "accept_ra_before {'eth0': True} is not a mapping of interface name to integer"),
+    (json.dumps(dict(record(), format=1, cidr_v6="fd44::/48", subnet_v6="fd44::/64", ip6_forward_before="0")).encode(),
+     "ip6_forward_before '0' is not an integer"),
     (json.dumps({"format": 1, "network": "cluster"}).encode(), "lacks cidr, subnet, masquerade, ip_forward_before"),
     (b"\xff\xfe", "not JSON"),
 ])
@@ -348,6 +352,17 @@ def test_the_diff_lines_read_as_iptables_save_prints_them():
 
 # -- bad input ----------------------------------------------------------------------------------
 
+def refused_before_anything(tmp_path, options: dict) -> ConfigError:
+    """The error of a run with ``options`` over the defaults, which must run no command."""
+    params = {"network": "cluster", "cidr": CIDR, "subnet": "10.244.3.0/24", "masquerade": True, "state": "present",
+              "cache_dir": str(tmp_path / "cache"), **options}
+    host = StandInHost(str(tmp_path))
+    host.run_command = lambda argv: pytest.fail(f"ran {argv}")
+    with pytest.raises(ConfigError) as caught:
+        _cluster_member_task.run(host, params, {})
+    return caught.value
+
+
 @pytest.mark.parametrize("options, path, text", [
     ({"cidr": "10.244.0.1/16"}, "cidr", "has host bits set: its network address is 10.244.0.0/16"),
     ({"cidr": "10.244.0.0"}, "cidr", "must be a CIDR"),
@@ -357,16 +372,9 @@ def test_the_diff_lines_read_as_iptables_save_prints_them():
     ({"network": "../etc"}, "network", "network name"),
 ])
 def test_bad_input_names_the_option_and_the_value_and_changes_nothing(tmp_path, options, path, text):
-    params = {"network": "cluster", "cidr": CIDR, "subnet": "10.244.3.0/24", "masquerade": True, "state": "present",
-              "cache_dir": str(tmp_path / "cache"), **options}
-    host = StandInHost(str(tmp_path))
-    host.run_command = lambda argv: pytest.fail(f"ran {argv}")
-
-    with pytest.raises(ConfigError) as caught:
-        _cluster_member_task.run(host, params, {})
-
-    assert caught.value.path == path and text in caught.value.message
-    assert caught.value.value == options[path]
+    error = refused_before_anything(tmp_path, options)
+    assert error.path == path and text in error.message
+    assert error.value == options[path]
     assert not (tmp_path / "cache").exists()
 
 
@@ -490,3 +498,129 @@ def test_leaving_beside_a_damaged_record_fails_naming_it_and_changes_nothing(tmp
     assert str(caught.value).endswith("; network a leaves, and whether to restore forwarding depends on the other "
                                       "networks' records: fix or remove the file")
     assert member.read_sysctl("net.ipv4.ip_forward") == 1 and forwarding_before(tmp_path) == {"a": 0}
+
+
+# -- dual stack ------------------------------------------------------------------------------------
+
+UPLINK_ADDRESS_V6 = "2001:db8::11"
+
+
+@pytest.fixture
+def uplink(tmp_path, monkeypatch, proc_sys):  # pylint: disable=unused-argument,redefined-outer-name
+    """A stand-in /proc/net where eth9 holds UPLINK_ADDRESS_V6 and eth7 has a default route from a
+    router advertisement, both with accept_ra 1; eth8 has accept_ra 0."""
+    net = tmp_path / "proc-net"
+    net.mkdir()
+    (net / "if_inet6").write_text("20010db8000000000000000000000011 09 40 00 80     eth9\n"
+                                  "fe80000000000000000000fffe000001 08 40 20 80     eth8\n")
+    (net / "ipv6_route").write_text(
+        "00000000000000000000000000000000 00 00000000000000000000000000000000 00 fe800000000000000000000000000001 "
+        "00000400 00000001 00000000 00450003     eth7\n"
+        "00000000000000000000000000000000 00 00000000000000000000000000000000 00 fe800000000000000000000000000002 "
+        "00000400 00000001 00000000 00000003     eth8\n")
+    monkeypatch.setattr(member, "PROC_NET", str(net))
+    for name, value in (("eth7", 1), ("eth8", 0), ("eth9", 1)):
+        path = os.path.join(member.PROC_SYS, "net", "ipv6", "conf", name, "accept_ra")
+        os.makedirs(os.path.dirname(path))
+        with open(path, "w", encoding="ascii") as handle:
+            handle.write(f"{value}\n")
+
+
+def accept_ra() -> dict:
+    return {name: member.read_sysctl(f"net.ipv6.conf.{name}.accept_ra") for name in ("eth7", "eth8", "eth9")}
+
+
+def join_dual(tmp_path, network: str = "cluster", check_mode: bool = False) -> dict:
+    return run_member(tmp_path, network, check_mode=check_mode, cidr=CIDR, subnet="10.244.3.0/24",
+                      cidr_v6="fd44::/48", subnet_v6="fd44:0:0:3::/64", address_v6=UPLINK_ADDRESS_V6)
+
+
+def test_dual_stack_forwards_both_families_keeps_advertised_defaults_and_leaving_undoes_both(tmp_path, uplink):
+    predicted = join_dual(tmp_path, check_mode=True)
+    assert accept_ra() == {"eth7": 1, "eth8": 0, "eth9": 1} and not (tmp_path / "cache").exists()
+    joined = join_dual(tmp_path)
+
+    assert joined["changes"] == predicted["changes"] and joined["diff"] == predicted["diff"]
+    assert member.read_sysctl("net.ipv4.ip_forward") == 1 and member.read_sysctl("net.ipv6.conf.all.forwarding") == 1
+    assert accept_ra() == {"eth7": 2, "eth8": 0, "eth9": 2}
+    assert "net.ipv6.conf.eth9.accept_ra = 2 (was 1: its router-advertised default route kept with forwarding on)" \
+        in joined["changes"]
+    recorded = member.read_record(str(tmp_path / "cache"), "cluster")
+    assert recorded == {"network": "cluster", "cidr": CIDR, "subnet": "10.244.3.0/24", "masquerade": True,
+                        "ip_forward_before": 0, "cidr_v6": "fd44::/48", "subnet_v6": "fd44:0:0:3::/64",
+                        "ip6_forward_before": 0, "accept_ra_before": {"eth7": 1, "eth9": 1}}
+    ip6 = [change for change in joined["changes"] if change.startswith("ip6tables")]
+    assert f"ip6tables -w -t filter -A {FWD} -s fd44::/48 -j ACCEPT" in ip6
+    assert f"ip6tables -w -t nat -A {MASQ} '!' -d ff00::/8 -j MASQUERADE" in ip6
+    assert join_dual(tmp_path)["changed"] is True  # the stand-in's tables stay empty: the chains again, nothing else
+    assert [c for c in join_dual(tmp_path)["changes"] if not c.startswith("ip")] == []
+
+    left = leave(tmp_path, "cluster")
+
+    assert member.read_sysctl("net.ipv4.ip_forward") == 0 and member.read_sysctl("net.ipv6.conf.all.forwarding") == 0
+    assert accept_ra() == {"eth7": 1, "eth8": 0, "eth9": 1}
+    assert "net.ipv6.conf.all.forwarding = 0 (was 1, restored as before the first run)" in left["changes"]
+    assert member.read_record(str(tmp_path / "cache"), "cluster") is None
+
+
+def test_ipv6_forwarding_already_on_leaves_accept_ra_alone(tmp_path, uplink):
+    member.write_sysctl("net.ipv6.conf.all.forwarding", 1)
+    join_dual(tmp_path)
+    assert accept_ra() == {"eth7": 1, "eth8": 0, "eth9": 1}
+    assert "accept_ra_before" not in member.read_record(str(tmp_path / "cache"), "cluster")
+
+
+def test_an_ipv4_record_of_before_reads_as_it_was_and_changes_nothing_on_a_rerun(tmp_path, proc_sys):
+    join(tmp_path, "cluster", CIDR, "10.244.3.0/24")
+    path = tmp_path / "cache" / "cnikit-cluster" / "cluster.json"
+    assert json.loads(path.read_text()) == dict(record(), format=1)
+    text = path.read_text()
+    assert [c for c in join(tmp_path, "cluster", CIDR, "10.244.3.0/24")["changes"] if not c.startswith("ip")] == []
+    assert path.read_text() == text
+
+
+def test_a_record_with_half_an_ipv6_part_is_damaged(tmp_path):
+    path = tmp_path / "cnikit-cluster" / "cluster.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(dict(record(), format=1, cidr_v6="fd44::/48")))
+    with pytest.raises(member.RecordError) as caught:
+        member.read_record(str(tmp_path), "cluster")
+    assert "has cidr_v6 but lacks subnet_v6, ip6_forward_before" in str(caught.value)
+
+
+@pytest.mark.parametrize("options, path, text", [
+    ({"cidr_v6": "fd44::/48"}, "subnet_v6", "is required with cidr_v6"),
+    ({"subnet_v6": "fd44::/64"}, "cidr_v6", "is required with subnet_v6"),
+    ({"cidr_v6": "10.245.0.0/16", "subnet_v6": "10.245.1.0/24"}, "cidr_v6", "must be an IPv6 network"),
+    ({"cidr_v6": "fd44::1/48", "subnet_v6": "fd44::/64"}, "cidr_v6", "has host bits set"),
+    ({"cidr_v6": "fd44::/48", "subnet_v6": "fd45::/64"}, "subnet_v6", "is not inside cidr_v6 fd44::/48"),
+    ({"cidr": "fd00::/48", "subnet": "fd00::/64", "cidr_v6": "fd44::/48", "subnet_v6": "fd44::/64"}, "cidr",
+     "with cidr_v6 (dual stack) cidr is the IPv4 network"),
+    ({"cidr_v6": "fd44::/48", "subnet_v6": "fd44::/64", "address_v6": "192.0.2.1"}, "address_v6",
+     "is not an IPv6 address"),
+])
+def test_bad_ipv6_input_names_the_option_and_the_value_and_changes_nothing(tmp_path, options, path, text):
+    error = refused_before_anything(tmp_path, options)
+    assert error.path == path and text in error.message
+    assert error.value == options.get(path)
+    assert not (tmp_path / "cache").exists()
+
+
+def test_dropping_the_ipv6_part_of_a_recorded_network_is_refused(tmp_path):
+    member.write_record(str(tmp_path), record(cidr_v6="fd44::/48", subnet_v6="fd44::/64", ip6_forward_before=0))
+    params = {"network": "cluster", "cidr": CIDR, "subnet": "10.244.3.0/24", "masquerade": True}
+    with pytest.raises(ConfigError) as caught:
+        member.wanted_record(params, member.read_record(str(tmp_path), "cluster"))
+    assert caught.value.path == "cidr_v6" and "state=absent first" in caught.value.message
+
+
+def test_an_ipv6_network_leaving_hands_its_accept_ra_values_to_one_that_stays(tmp_path, uplink):
+    join_dual(tmp_path, "a")
+    run_member(tmp_path, "b", cidr="fd55::/48", subnet="fd55:0:0:1::/64")
+    leave(tmp_path, "a")
+    assert accept_ra() == {"eth7": 2, "eth8": 0, "eth9": 2}
+    assert member.read_record(str(tmp_path / "cache"), "b")["accept_ra_before"] == {"eth7": 1, "eth9": 1}
+    assert member.read_record(str(tmp_path / "cache"), "b")["ip_forward_before"] == 0
+    leave(tmp_path, "b")
+    assert accept_ra() == {"eth7": 1, "eth8": 0, "eth9": 1}
+    assert member.read_sysctl("net.ipv6.conf.all.forwarding") == 0

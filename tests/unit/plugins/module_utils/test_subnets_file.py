@@ -208,3 +208,58 @@ def test_without_the_lock_two_plays_at_once_lose_an_entry(tmp_path):
     path = tmp_path / "s.yml"
     _two_plays_at_once(path, use_lock=False)
     assert set(_subnets_file.read(str(path))[1]["subnets"]) != {"a", "b", "c"}
+
+
+# --- dual stack ---------------------------------------------------------------------------------
+
+def dual(path, group: dict) -> dict:
+    for spec in group.values():
+        spec["address_v6"] = "2001:db8::" + spec["address"].rsplit(".", 1)[1]
+    return dict(params(path, group), cidr_v6="fd44::/48", host_prefix_v6=64)
+
+
+def test_render_of_a_dual_stack_network_keeps_each_family_in_its_own_keys():
+    content = {"cidr": CIDR, "host_prefix": 24, "subnets": {"a": "10.244.0.0/24"}, "released": {},
+               "cidr_v6": "fd44::/48", "host_prefix_v6": 64, "subnets_v6": {"a": "fd44::/64"},
+               "released_v6": {"old-host": "fd44:0:0:5::/64"}}
+    assert _subnets_file.render(content, "cluster") == (
+        "# Subnets of the routed network 'cluster', kept by cnikit.cni.routed_network. Review and commit.\n"
+        "cidr: 10.244.0.0/16\n"
+        "host_prefix: 24\n"
+        "cidr_v6: fd44::/48\n"
+        "host_prefix_v6: 64\n"
+        "subnets:\n"
+        "  a: 10.244.0.0/24\n"
+        "subnets_v6:\n"
+        "  a: fd44::/64\n"
+        "released: {}         # members that left the group; not handed out again until removed here\n"
+        "released_v6:         # members that left the group; not handed out again until removed here\n"
+        "  old-host: fd44:0:0:5::/64\n")
+
+
+def test_an_ipv4_file_turned_dual_stack_keeps_its_lines_and_a_join_adds_one_line_per_family(tmp_path):
+    path = tmp_path / "cni_cluster_subnets.yml"
+    _cluster_subnets_task.run(params(path, members("b", "c")), check_mode=False)
+    ipv4_only = path.read_text()
+    result = _cluster_subnets_task.run(dual(path, members("b", "c")), check_mode=False)
+    assert result["subnets"] == {"b": "10.244.0.0/24", "c": "10.244.1.0/24"}
+    assert result["subnets_v6"] == {"b": "fd44::/64", "c": "fd44:0:0:1::/64"}
+    assert result["addresses_v6"] == {"b": "2001:db8::1", "c": "2001:db8::2"}
+    assert result["gateways"] == {"b": "10.244.0.1/24", "c": "10.244.1.1/24"}
+    assert result["gateways_v6"] == {"b": "fd44::1/64", "c": "fd44:0:0:1::1/64"}
+    diff = [line for line in difflib.unified_diff(ipv4_only.splitlines(), path.read_text().splitlines(), lineterm="",
+                                                  n=0) if line.startswith("-") and not line.startswith("---")]
+    assert diff == []  # the IPv4 lines stay as they were
+    before = path.read_text()
+    _cluster_subnets_task.run(dual(path, members("b", "c", "a")), check_mode=False)
+    added = [line for line in difflib.unified_diff(before.splitlines(), path.read_text().splitlines(), lineterm="", n=0)
+             if not line.startswith(("---", "+++", "@@"))]
+    assert added == ["+  a: 10.244.2.0/24", "+  a: fd44:0:0:2::/64"]
+    again = _cluster_subnets_task.run(dual(path, members("b", "c", "a")), check_mode=True)
+    assert not again["changed"]
+
+
+def test_an_ipv4_result_has_no_ipv6_keys_filled(tmp_path):
+    result = _cluster_subnets_task.run(params(tmp_path / "s.yml", members("a")), check_mode=False)
+    assert result["subnets_v6"] == {} and result["addresses_v6"] == {} and result["released_v6"] == {}
+    assert result["gateways"] == {"a": "10.244.0.1/24"} and result["gateways_v6"] == {}
