@@ -393,6 +393,20 @@ class Plan:
     steps: list = field(default_factory=list)
     before: list = field(default_factory=list)  # lines of the diff
     after: list = field(default_factory=list)
+    # What the network keeps once the plan is carried out, for a replay without the module (the
+    # routed_network role's boot script): the sysctls in the order to write them, and the chains.
+    sysctls: list = field(default_factory=list)
+    chains: list = field(default_factory=list)
+
+    def keep_sysctl(self, name: str, value: int) -> None:
+        self.sysctls.append({"name": name, "path": sysctl_path(name), "value": value})
+
+    def keep_chain(self, version: int, chain: OwnedChain) -> None:
+        self.chains.append({"command": IPTABLES[version], "table": chain.table, "chain": chain.name,
+                            "hook": chain.hook, "jump": list(chain.jump), "rules": [list(rule) for rule in chain.rules]})
+
+    def kept(self) -> dict:
+        return {"sysctls": self.sysctls, "chains": self.chains}
 
     def add(self, description: str, apply: Callable[[], None]) -> None:
         self.steps.append(Step(description, apply))
@@ -552,6 +566,11 @@ def plan_present(host, cache_dir: str, record: dict | None, wanted: dict, addres
     for interface in wanted.get(ACCEPT_RA_BEFORE, {}):
         _plan_accept_ra(plan, interface, ACCEPT_RA_ALWAYS, "its router-advertised default route kept with "
                                                            "forwarding on")
+    # A replay writes accept_ra before forwarding, so that no advertised default route is dropped meanwhile.
+    for interface in wanted.get(ACCEPT_RA_BEFORE, {}):
+        plan.keep_sysctl(ACCEPT_RA_SYSCTL.format(interface), ACCEPT_RA_ALWAYS)
+    for family in families(wanted):
+        plan.keep_sysctl(FORWARDING_SYSCTL[family.version], FORWARDING_ON)
     for family in families(wanted):
         chains = [forward_chain(wanted["network"], family.cidr), masquerade_chain(wanted["network"], family.cidr)]
         for chain in chains:
@@ -561,6 +580,8 @@ def plan_present(host, cache_dir: str, record: dict | None, wanted: dict, addres
                               plan_chain(saved, chain) if keep else plan_removal(saved, chain))
             plan.section(f"{IPTABLES[family.version]} -t {chain.table}", owned_lines(saved, chain),
                          wanted_lines(chain) if keep else [])
+            if keep:
+                plan.keep_chain(family.version, chain)
     return plan
 
 

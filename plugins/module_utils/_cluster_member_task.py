@@ -35,13 +35,15 @@ def run(host, params: dict, result: dict) -> None:
     warn_of_cache_dir(host, cache_dir)
     record = read_record(cache_dir, network)
     result.update(changed=False, record=record, path=record_path(cache_dir, network),
-                  chains=chain_names(network), changes=[])
+                  chains=chain_names(network), changes=[],
+                  kept={"sysctls": [], "chains": []})
     if params["state"] == "present":
         wanted = wanted_record(params, record)
         plan = plan_present(host, cache_dir, record, wanted, params.get("address_v6"))
     else:
         plan = plan_absent(host, cache_dir, network, record)
     result["changes"] = [step.description for step in plan.steps]
+    result["kept"] = plan.kept()
     result["changed"] = bool(plan.steps)
     if host.diff:
         result["diff"] = {"before": _diff_text(plan.before), "after": _diff_text(plan.after)}

@@ -185,6 +185,28 @@ chains:
   returned: always
   type: dict
   sample: {forward: CNIKIT-FWD-164CF1CA, masquerade: CNIKIT-MASQ-164CF1CA}
+kept:
+  description:
+    - What the network keeps on the host once the task is done (in check mode, would keep), for a replay of it without
+      the module, such as the P(cnikit.cni.routed_network#role) role's boot script. Empty lists with O(state=absent).
+    - C(sysctls) in the order to write them (C(accept_ra) before forwarding), each with its C(name), its C(path) under
+      C(/proc/sys) and its C(value).
+    - C(chains), each with the C(command) (C(iptables) or C(ip6tables)), its C(table), its name (C(chain)), the
+      built-in chain (C(hook)) whose rule C(jump) sends traffic to it, and its C(rules) in order; C(jump) and each
+      rule are the arguments that follow C(-A <chain>).
+  returned: always
+  type: dict
+  version_added: 1.2.0
+  sample:
+    sysctls:
+      - {name: net.ipv4.ip_forward, path: /proc/sys/net/ipv4/ip_forward, value: 1}
+    chains:
+      - command: iptables
+        table: filter
+        chain: CNIKIT-FWD-164CF1CA
+        hook: FORWARD
+        jump: [-m, comment, --comment, cnikit.cni cluster network cluster, -j, CNIKIT-FWD-164CF1CA]
+        rules: [[-s, 10.244.0.0/16, -j, ACCEPT], [-d, 10.244.0.0/16, -j, ACCEPT]]
 changes:
   description:
     - What the task changed (in check mode, would change), in order, one line each. The changes to the tables are the

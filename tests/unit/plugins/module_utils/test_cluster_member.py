@@ -624,3 +624,32 @@ def test_an_ipv6_network_leaving_hands_its_accept_ra_values_to_one_that_stays(tm
     leave(tmp_path, "b")
     assert accept_ra() == {"eth7": 1, "eth8": 0, "eth9": 1}
     assert member.read_sysctl("net.ipv6.conf.all.forwarding") == 0
+
+
+def test_what_the_network_keeps_is_returned_for_a_replay_in_the_order_to_make_it(tmp_path, uplink):
+    """accept_ra 2 before IPv6 forwarding goes on (with forwarding on, accept_ra 1 drops the default
+    route a router advertises), then forwarding; each chain with its jump and its rules, as the
+    iptables arguments that make them. Check mode predicts it; leaving keeps nothing."""
+    predicted = join_dual(tmp_path, check_mode=True)
+    joined = join_dual(tmp_path)
+
+    assert joined["kept"] == predicted["kept"]
+    assert joined["kept"]["sysctls"] == [
+        {"name": "net.ipv6.conf.eth7.accept_ra", "path": f"{member.PROC_SYS}/net/ipv6/conf/eth7/accept_ra", "value": 2},
+        {"name": "net.ipv6.conf.eth9.accept_ra", "path": f"{member.PROC_SYS}/net/ipv6/conf/eth9/accept_ra", "value": 2},
+        {"name": "net.ipv4.ip_forward", "path": f"{member.PROC_SYS}/net/ipv4/ip_forward", "value": 1},
+        {"name": "net.ipv6.conf.all.forwarding", "path": f"{member.PROC_SYS}/net/ipv6/conf/all/forwarding", "value": 1}]
+    chains = joined["kept"]["chains"]
+    assert [(chain["command"], chain["table"], chain["chain"], chain["hook"]) for chain in chains] == [
+        ("iptables", "filter", FWD, "FORWARD"), ("iptables", "nat", MASQ, "POSTROUTING"),
+        ("ip6tables", "filter", FWD, "FORWARD"), ("ip6tables", "nat", MASQ, "POSTROUTING")]
+    assert chains[0]["jump"] == ["-m", "comment", "--comment", "cnikit.cni cluster network cluster", "-j", FWD]
+    assert chains[3]["rules"] == [["-d", "fd44::/48", "-j", "RETURN"], ["!", "-d", "ff00::/8", "-j", "MASQUERADE"]]
+    assert leave(tmp_path, "cluster")["kept"] == {"sysctls": [], "chains": []}
+
+
+def test_without_masquerading_the_nat_chain_is_not_kept(tmp_path, proc_sys):
+    joined = run_member(tmp_path, "cluster", cidr=CIDR, subnet="10.244.3.0/24", masquerade=False)
+
+    assert [chain["table"] for chain in joined["kept"]["chains"]] == ["filter"]
+    assert [sysctl["name"] for sysctl in joined["kept"]["sysctls"]] == ["net.ipv4.ip_forward"]
