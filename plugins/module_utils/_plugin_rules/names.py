@@ -1,0 +1,17 @@
+# Copyright (c) cnikit contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# This module_utils is PRIVATE and should only be used by this collection.
+# It may change at any time, without notice.
+"""The reference plugins' names, without their rules: what the installer needs (the binaries it
+lets into the set ``reference``) costs no import of the eighteen rule files and their schemas.
+``registry.py`` names each plugin's rules by these names; a unit test holds the two equal."""
+
+from __future__ import annotations
+
+# The binaries of the reference plugins' release (cni_plugin_install's set "reference").
+REFERENCE_PLUGINS = frozenset({
+    "bridge", "ipvlan", "macvlan", "ptp", "host-device", "vlan", "loopback", "dummy", "tap", "vrf", "tuning",
+    "portmap", "bandwidth", "firewall", "sbr", "host-local", "static", "dhcp",
+})
