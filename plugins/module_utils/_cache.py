@@ -44,6 +44,16 @@ STRIPED_LOCK_KINDS = ("attachment", "interface")
 LOCK_SUFFIX = ".lock"
 OWNER_KEY = "cnikit"  # the member that marks an entry as written by this collection
 
+# Why an ADD's intent marker can outlive it: the words of every message about one.
+UNFINISHED_ADD_CAUSES = "its run was stopped, or its rollback failed"
+
+
+def left_by_unfinished_add(marker: str) -> str:
+    """What an ADD that did not finish, whose intent marker is at ``marker``, means for the host
+    and for the attachment's next run."""
+    return (f"what the plugins made may be left on the host (an interface, an address, rules); the intent marker "
+            f"{marker} records it, and the next cni_attach of this attachment (state present or absent) DELs it first")
+
 
 class CacheError(CNIError):
     """A cache file that exists but cannot be used (empty, truncated, not JSON, wrong shape)."""

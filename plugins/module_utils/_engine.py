@@ -26,7 +26,7 @@ import json
 import threading
 from dataclasses import InitVar, dataclass, field
 
-from ._cache import CacheEntry, CacheError, ResultCache, attachment_identity
+from ._cache import CacheEntry, CacheError, ResultCache, attachment_identity, left_by_unfinished_add
 from ._conflist import NetworkList, as_libcni_passes, parse_network_list
 from ._defaults import DEFAULT_IFNAME, DEFAULT_TIMEOUT
 from ._errors import CNIError, ConfigError, DeleteError, OperationError, PluginError, RollbackFailedAlikeError
@@ -41,17 +41,6 @@ VERB_INTRODUCED_IN = {"ADD": "0.1.0", "DEL": "0.1.0", "CHECK": "0.4.0", "GC": "1
 # DEL carries the cached result as prevResult from the version that brought CHECK.
 DEL_PREV_RESULT_INTRODUCED_IN = "0.4.0"
 STATUS_CODES = {50: "not ready", 51: "degraded"}
-
-# Why an ADD's intent marker can outlive it: the words of every message about one.
-UNFINISHED_ADD_CAUSES = "its run was stopped, or its rollback failed"
-
-
-def left_by_unfinished_add(marker: str) -> str:
-    """What an ADD that did not finish, whose intent marker is at ``marker``, means for the host
-    and for the attachment's next run."""
-    return (f"what the plugins made may be left on the host (an interface, an address, rules); the intent marker "
-            f"{marker} records it, and the next cni_attach of this attachment (state present or absent) DELs it first")
-
 
 _RULES_IMPORT = threading.Lock()
 
