@@ -522,6 +522,9 @@ def case_payload(params: dict) -> dict:
         for argv in (["link", "add", link, "type", "veth", "peer", "name", peer], ["addr", "add", address, "dev", link],
                      ["link", "set", link, "up"], ["link", "set", peer, "up"], ["link", "set", "lo", "up"]):
             subprocess.run(["ip", "-n", PAYLOAD_NETNS, *argv], check=True)
+        # Made here, not by the task: a namespace mounted under ip netns exec lives in that command's
+        # private mount namespace and is gone when it exits, so every later run would make it anew.
+        add_namespaces(namespaces)
         in_netns = ("ip", "netns", "exec", PAYLOAD_NETNS)
         timings, _wall = harness.run_playbook("payload-provision", [harness.play(payload_tasks(namespaces), PAYLOAD_DEFAULTS)],
                                               wrapper=in_netns)
