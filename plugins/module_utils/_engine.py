@@ -33,7 +33,8 @@ from ._errors import CNIError, ConfigError, DeleteError, OperationError, PluginE
 from ._exec import Executor, PluginExecutor
 from ._identifiers import AttachmentKey, canonical_netns, check_container_id, check_ifname, check_network_name, cni_args_string
 from ._netns import interface_exists, interface_ipv4_address
-from ._plugin_rules._common import binary_releases
+from ._plugin_rules._common import binary_releases, map_of
+from ._plugin_rules.names import WITHHELD_CHECK_TYPES
 from ._result import ResultError, convert, family, summarise, supports
 
 # The spec version that brought each verb: a list at an older version cannot run it.
@@ -360,6 +361,9 @@ class Engine:
         sent: a binary it runs (itself, its IPAM) may be a release that has one. A binary that
         cannot be found or probed is not judged: CHECK then fails at it, naming it."""
         withheld = {}
+        if not any(binary in WITHHELD_CHECK_TYPES for binary in (plugin.get("type"), map_of(plugin.get("ipam")).get("type"))
+                   if isinstance(binary, str)):
+            return withheld  # the rules' answer, without importing them
         for binary, defect in plugin_rules().withheld_checks(plugin):
             try:
                 releases = binary_releases(self.executor.release(binary), self.executor.supported_versions(binary))

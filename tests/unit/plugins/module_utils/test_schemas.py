@@ -41,6 +41,12 @@ def test_the_installers_names_are_the_registrys():
     assert names.REFERENCE_PLUGINS == frozenset(PLUGINS) | frozenset(IPAM)
 
 
+def test_the_engines_withheld_check_types_are_the_rules():
+    """The engine asks the rules for the defects that withhold CHECK only of these types."""
+    rules = dict(PLUGINS, **IPAM)
+    assert names.WITHHELD_CHECK_TYPES == {t for t, r in rules.items() if any(d.withheld for d in r.check_defects)}
+
+
 @pytest.mark.parametrize("name, schema", ALL_SCHEMAS, ids=[n for n, _s in ALL_SCHEMAS])
 def test_schema_is_valid_json_schema(name, schema):
     NEWEST_DRAFT.check_schema(schema)
