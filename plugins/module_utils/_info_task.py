@@ -9,7 +9,8 @@
 from __future__ import annotations
 
 from ._argspec import ArgumentSpec
-from ._cache import ResultCache, warn_of_cache_dir
+from ._cache import ResultCache
+from ._cache_dir import warn_of_cache_dir
 from ._facts import attachment_facts, cluster_facts, daemon_facts, namespace_facts, network_facts, plugin_facts
 
 
