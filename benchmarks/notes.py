@@ -317,7 +317,9 @@ before two cuts (commit "The plugin-rules registry is imported on first use"): t
 (eighteen files with their schemas) are now imported only by what needs them (an ADD, a replace, a
 failed CHECK, validation), under a lock because the verbs run in worker threads; and the library check
 reads jsonschema's and pyroute2's versions from the metadata directory beside the package instead of
-importing `importlib.metadata` and scanning every path entry. Together about 20 ms a task.
+importing `importlib.metadata` and scanning every path entry. Together about 20 ms a task. A second
+round, found by profiling the kept payloads (section 7b), cut what `cni_plugin_install`, `cni_info`,
+`cni_attach`'s CHECK, `cni_network` and `cni_cluster_member` imported or read without needing it.
 
 **Hosts at fixed forks.** With {case['forks']} forks, from {first} to {last} hosts ping grows from
 {_ms(ping_growth[first]['median'])} to {_ms(ping_growth[last]['median'])} and the converged `cni_attach` from
@@ -329,6 +331,20 @@ the same CPUs, so the growth is steeper than a real fleet's, whose hosts bring t
 
 def payload_analysis(case: dict) -> str:
     worst_task = max(case["ratios"]["cpu"], key=lambda t: case["ratios"]["cpu"][t]["median"])
+    ping_cpu = case["sides"]["ping"]["cpu"]["median"]
+    split = case.get("attach_split")
+    plugins_share = split["plugins"]["median"] / ping_cpu if split else 0.0
+    floor_words = (f"more than the {case['target'] - 1:.2f}× the target leaves beyond ping's: with CHECK this task "
+                   "cannot come within it however little the collection does around the plugins"
+                   if plugins_share > case["target"] - 1 else "within what the target leaves beyond ping's")
+    attach = "" if split is None else f"""
+
+**`cni_attach` with CHECK.** Its CHECK of {case['namespaces']} attachments runs the plugins' CHECK: `bridge` (which
+runs `host-local`'s) and `tuning`, three binaries per attachment and nothing else (no VERSION probe, no
+other process; counted with `strace -f -e trace=execve`). Run apart ({split['plugins']['n']} runs), those binaries take
+{_ms(split['plugins']['median'])} of CPU and the payload's own process {_ms(split['own']['median'])}: the plugins alone
+are {plugins_share:.2f}× ping's whole payload ({_ms(ping_cpu)}), {floor_words}; its own process is
+{split['own']['median'] / ping_cpu:.2f}× ping's. Without CHECK (`run_check: false`) the plugins are not run."""
     return f"""
 **Why.** {'Every payload is within the target.' if case['met'] else 'The target is not met.'} The worst in
 CPU time is `{worst_task}` ({case['ratios']['cpu'][worst_task]['median']:.2f}× ping's). A payload is a zip of
@@ -339,7 +355,18 @@ What each converged task imports is only what its path needs: `cni_network` take
 validation (`_verdicts`) and imports neither the validation, nor the plugins' rules, nor `jsonschema`;
 nothing converged imports the installer's download code (`http.client`), which the manifest reading no
 longer pulls in (`_manifest_file`, below the executor). CPU time is the figure judged: on a machine
-shared with other users the wall time of a ~0.3 s process follows the load, not the payload."""
+shared with other users the wall time of a ~0.3 s process follows the load, not the payload.{attach}
+
+**What was cut** (issue 33, second round; each found with `python -X importtime` and cProfile on the
+kept payloads): `cni_plugin_install` read the reference plugins' names from the plugin-rules registry,
+which imports all eighteen rule files and their schemas (about 40 ms): the names are now in
+`_plugin_rules/names.py`; `cni_info` gathering the cache's subsets built the engine and the executor
+(about 45 ms of imports): it reads the result cache alone; a converged CHECK asked the rules whether a
+plugin's CHECK is withheld (the registry again, about 25 ms): the few types that can be are named in
+`names.py`; the verdict key of `cni_network` read and hashed every `module_utils` source of the payload
+(about 8 ms): it takes each file's name, size and CRC-32 from the zip's central directory; the cache
+dir's checks moved out of the result cache (`_cache_dir`), so `cni_cluster_member` no longer compiles
+the result cache."""
 
 
 def attach40_analysis(case: dict) -> str:
