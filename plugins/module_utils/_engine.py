@@ -33,7 +33,6 @@ from ._errors import CNIError, ConfigError, DeleteError, OperationError, PluginE
 from ._exec import Executor, PluginExecutor
 from ._identifiers import AttachmentKey, canonical_netns, check_container_id, check_ifname, check_network_name, cni_args_string
 from ._netns import interface_exists, interface_ipv4_address
-from ._plugin_rules._common import binary_releases, map_of
 from ._plugin_rules.names import WITHHELD_CHECK_TYPES
 from ._result import ResultError, convert, family, summarise, supports
 
@@ -54,6 +53,15 @@ def plugin_rules():
     with _RULES_IMPORT:
         from ._plugin_rules import registry  # pylint: disable=import-outside-toplevel  # see above
     return registry
+
+
+def _may_withhold_check(plugin: dict) -> bool:
+    """Whether a binary this plugin object's CHECK runs (its own, its IPAM's) is of a type whose
+    CHECK the rules may withhold (``names.WITHHELD_CHECK_TYPES``); if none is, the rules need not
+    be imported to know that it is sent."""
+    ipam = plugin.get("ipam")
+    binaries = (plugin.get("type"), ipam.get("type") if isinstance(ipam, dict) else None)
+    return any(isinstance(binary, str) and binary in WITHHELD_CHECK_TYPES for binary in binaries)
 
 
 class CheckNotAvailable(CNIError):
@@ -361,9 +369,10 @@ class Engine:
         sent: a binary it runs (itself, its IPAM) may be a release that has one. A binary that
         cannot be found or probed is not judged: CHECK then fails at it, naming it."""
         withheld = {}
-        if not any(binary in WITHHELD_CHECK_TYPES for binary in (plugin.get("type"), map_of(plugin.get("ipam")).get("type"))
-                   if isinstance(binary, str)):
+        if not _may_withhold_check(plugin):
             return withheld  # the rules' answer, without importing them
+        with _RULES_IMPORT:  # as plugin_rules: a first import in a worker thread
+            from ._plugin_rules._common import binary_releases  # pylint: disable=import-outside-toplevel  # see above
         for binary, defect in plugin_rules().withheld_checks(plugin):
             try:
                 releases = binary_releases(self.executor.release(binary), self.executor.supported_versions(binary))

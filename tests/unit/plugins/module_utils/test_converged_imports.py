@@ -46,3 +46,10 @@ def test_cni_plugin_install_loads_no_plugin_rules():
     loaded = loaded_after(f"from {PACKAGE} import _plugin_install_task")
     assert "_plugin_rules.names" in loaded
     assert not {name for name in loaded if name.startswith("_plugin_rules.")} - {"_plugin_rules", "_plugin_rules.names"}
+
+
+def test_cni_attach_loads_no_plugin_rules_until_a_verb_needs_them():
+    """An ADD, a replace, a failed CHECK or a CHECK through a type that may be withheld import the
+    rules; a converged run does none of them."""
+    loaded = loaded_after(f"from {PACKAGE} import _attach_task")
+    assert not {name for name in loaded if name.startswith("_plugin_rules.")} - {"_plugin_rules", "_plugin_rules.names"}
