@@ -302,8 +302,9 @@ def fleet_analysis(case: dict) -> str:
 the module built and sent through the pipelined SSH session, a new interpreter, the result back). A
 converged `cnikit.cni` task adds its import (`ansible.module_utils.basic` and the module's own
 `module_utils`, see the import table) and its work: `cni_attach` without CHECK reads the conf dir and
-compares {case['namespaces']} cache entries ({_ms(one['cni_attach nocheck']['median'])}); with CHECK it also runs two
-plugin binaries per attachment ({_ms(one['cni_attach']['median'])}); `cni_network` finds the verdict of its
+compares {case['namespaces']} cache entries ({_ms(one['cni_attach nocheck']['median'])}); with CHECK it also runs the
+plugins' CHECK, three binaries per attachment (`bridge`, which runs `host-local`'s, and `tuning`; section 7b
+measures their share) ({_ms(one['cni_attach']['median'])}); `cni_network` finds the verdict of its
 last validation still holding (`_verdicts`: the declared list, the conf dir, the binaries and what the checks
 read of the host unchanged) and imports neither the validation nor `jsonschema`
 ({_ms(one['cni_network']['median'])}); `cni_plugin_install` compares
