@@ -346,8 +346,13 @@ other process; counted with `strace -f -e trace=execve`). Run apart ({split['plu
 {_ms(split['plugins']['median'])} of CPU and the payload's own process {_ms(split['own']['median'])}: the plugins alone
 are {plugins_share:.2f}× ping's whole payload ({_ms(ping_cpu)}), {floor_words}; its own process is
 {split['own']['median'] / ping_cpu:.2f}× ping's. Without CHECK (`run_check: false`) the plugins are not run."""
+    cpu = case["ratios"]["cpu"]
+    within = [t for t in cpu if cpu[t]["median"] <= case["target"]]
+    over = [f"`{t}` {cpu[t]['median']:.2f}×" for t in cpu if cpu[t]["median"] > case["target"]]
+    standing = (f"Within it in CPU time: {', '.join(f'`{t}`' for t in within) or 'none'}; over it: "
+                f"{', '.join(over) or 'none'}.")
     return f"""
-**Why.** {'Every payload is within the target.' if case['met'] else 'The target is not met.'} The worst in
+**Why.** {'Every payload is within the target.' if case['met'] else 'The target is not met.'} {standing} The worst in
 CPU time is `{worst_task}` ({case['ratios']['cpu'][worst_task]['median']:.2f}× ping's). A payload is a zip of
 its module and the `module_utils` it imports; the interpreter compiles each of them from source on every run
 (no bytecode is cached from a zip, and Python 3.11's zipimport compiles a file twice: once to find its name,
