@@ -372,7 +372,11 @@ plugin's CHECK is withheld (the registry again, about 25 ms): the few types that
 `names.py`; the verdict key of `cni_network` read and hashed every `module_utils` source of the payload
 (about 8 ms): it takes each file's name, size and CRC-32 from the zip's central directory; the cache
 dir's checks moved out of the result cache (`_cache_dir`), so `cni_cluster_member` no longer compiles
-the result cache."""
+the result cache. The same case on the commit before these cuts (d520bf9, with this case's benchmark),
+right before a later run of the cuts (f275bd4), gave in CPU time × ping's: `cni_plugin_install` 1.40 then
+1.26, `cni_info` 1.42 then 1.23, `cni_cluster_member` 1.37 then 1.27, `cni_attach` 1.99 then 2.12 (its
+own process 686 then 576 ms, its plugins 195 then 173 ms), `cni_network` 1.24 then 1.31 and `cni_route`
+(unchanged) 1.10 then 1.07: from run to run a ratio moves by about ±0.1 on this shared machine."""
 
 
 def attach40_analysis(case: dict) -> str:
