@@ -302,8 +302,9 @@ def fleet_analysis(case: dict) -> str:
 the module built and sent through the pipelined SSH session, a new interpreter, the result back). A
 converged `cnikit.cni` task adds its import (`ansible.module_utils.basic` and the module's own
 `module_utils`, see the import table) and its work: `cni_attach` without CHECK reads the conf dir and
-compares {case['namespaces']} cache entries ({_ms(one['cni_attach nocheck']['median'])}); with CHECK it also runs two
-plugin binaries per attachment ({_ms(one['cni_attach']['median'])}); `cni_network` finds the verdict of its
+compares {case['namespaces']} cache entries ({_ms(one['cni_attach nocheck']['median'])}); with CHECK it also runs the
+plugins' CHECK, three binaries per attachment (`bridge`, which runs `host-local`'s, and `tuning`; section 7b
+measures their share) ({_ms(one['cni_attach']['median'])}); `cni_network` finds the verdict of its
 last validation still holding (`_verdicts`: the declared list, the conf dir, the binaries and what the checks
 read of the host unchanged) and imports neither the validation nor `jsonschema`
 ({_ms(one['cni_network']['median'])}); `cni_plugin_install` compares
@@ -317,7 +318,9 @@ before two cuts (commit "The plugin-rules registry is imported on first use"): t
 (eighteen files with their schemas) are now imported only by what needs them (an ADD, a replace, a
 failed CHECK, validation), under a lock because the verbs run in worker threads; and the library check
 reads jsonschema's and pyroute2's versions from the metadata directory beside the package instead of
-importing `importlib.metadata` and scanning every path entry. Together about 20 ms a task.
+importing `importlib.metadata` and scanning every path entry. Together about 20 ms a task. A second
+round, found by profiling the kept payloads (section 7b), cut what `cni_plugin_install`, `cni_info`,
+`cni_attach`'s CHECK, `cni_network` and `cni_cluster_member` imported or read without needing it.
 
 **Hosts at fixed forks.** With {case['forks']} forks, from {first} to {last} hosts ping grows from
 {_ms(ping_growth[first]['median'])} to {_ms(ping_growth[last]['median'])} and the converged `cni_attach` from
@@ -329,8 +332,27 @@ the same CPUs, so the growth is steeper than a real fleet's, whose hosts bring t
 
 def payload_analysis(case: dict) -> str:
     worst_task = max(case["ratios"]["cpu"], key=lambda t: case["ratios"]["cpu"][t]["median"])
+    ping_cpu = case["sides"]["ping"]["cpu"]["median"]
+    split = case.get("attach_split")
+    plugins_share = split["plugins"]["median"] / ping_cpu if split else 0.0
+    floor_words = (f"more than the {case['target'] - 1:.2f}× the target leaves beyond ping's: with CHECK this task "
+                   "cannot come within it however little the collection does around the plugins"
+                   if plugins_share > case["target"] - 1 else "within what the target leaves beyond ping's")
+    attach = "" if split is None else f"""
+
+**`cni_attach` with CHECK.** Its CHECK of {case['namespaces']} attachments runs the plugins' CHECK: `bridge` (which
+runs `host-local`'s) and `tuning`, three binaries per attachment and nothing else (no VERSION probe, no
+other process; counted with `strace -f -e trace=execve`). Run apart ({split['plugins']['n']} runs), those binaries take
+{_ms(split['plugins']['median'])} of CPU and the payload's own process {_ms(split['own']['median'])}: the plugins alone
+are {plugins_share:.2f}× ping's whole payload ({_ms(ping_cpu)}), {floor_words}; its own process is
+{split['own']['median'] / ping_cpu:.2f}× ping's. Without CHECK (`run_check: false`) the plugins are not run."""
+    cpu = case["ratios"]["cpu"]
+    within = [t for t in cpu if cpu[t]["median"] <= case["target"]]
+    over = [f"`{t}` {cpu[t]['median']:.2f}×" for t in cpu if cpu[t]["median"] > case["target"]]
+    standing = (f"Within it in CPU time: {', '.join(f'`{t}`' for t in within) or 'none'}; over it: "
+                f"{', '.join(over) or 'none'}.")
     return f"""
-**Why.** {'Every payload is within the target.' if case['met'] else 'The target is not met.'} The worst in
+**Why.** {'Every payload is within the target.' if case['met'] else 'The target is not met.'} {standing} The worst in
 CPU time is `{worst_task}` ({case['ratios']['cpu'][worst_task]['median']:.2f}× ping's). A payload is a zip of
 its module and the `module_utils` it imports; the interpreter compiles each of them from source on every run
 (no bytecode is cached from a zip, and Python 3.11's zipimport compiles a file twice: once to find its name,
@@ -339,7 +361,22 @@ What each converged task imports is only what its path needs: `cni_network` take
 validation (`_verdicts`) and imports neither the validation, nor the plugins' rules, nor `jsonschema`;
 nothing converged imports the installer's download code (`http.client`), which the manifest reading no
 longer pulls in (`_manifest_file`, below the executor). CPU time is the figure judged: on a machine
-shared with other users the wall time of a ~0.3 s process follows the load, not the payload."""
+shared with other users the wall time of a ~0.3 s process follows the load, not the payload.{attach}
+
+**What was cut** (issue 33, second round; each found with `python -X importtime` and cProfile on the
+kept payloads): `cni_plugin_install` read the reference plugins' names from the plugin-rules registry,
+which imports all eighteen rule files and their schemas (about 40 ms): the names are now in
+`_plugin_rules/names.py`; `cni_info` gathering the cache's subsets built the engine and the executor
+(about 45 ms of imports): it reads the result cache alone; a converged CHECK asked the rules whether a
+plugin's CHECK is withheld (the registry again, about 25 ms): the few types that can be are named in
+`names.py`; the verdict key of `cni_network` read and hashed every `module_utils` source of the payload
+(about 8 ms): it takes each file's name, size and CRC-32 from the zip's central directory; the cache
+dir's checks moved out of the result cache (`_cache_dir`), so `cni_cluster_member` no longer compiles
+the result cache. The same case on the commit before these cuts (d520bf9, with this case's benchmark),
+right before a later run of the cuts (f275bd4), gave in CPU time × ping's: `cni_plugin_install` 1.40 then
+1.26, `cni_info` 1.42 then 1.23, `cni_cluster_member` 1.37 then 1.27, `cni_attach` 1.99 then 2.12 (its
+own process 686 then 576 ms, its plugins 195 then 173 ms), `cni_network` 1.24 then 1.31 and `cni_route`
+(unchanged) 1.10 then 1.07: from run to run a ratio moves by about ±0.1 on this shared machine."""
 
 
 def attach40_analysis(case: dict) -> str:

@@ -26,11 +26,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ._cache import CacheEntry, CacheError
+from ._cache import UNFINISHED_ADD_CAUSES, CacheEntry, CacheError, left_by_unfinished_add
 from ._conflist import NetworkList
-from ._engine import (
-    UNFINISHED_ADD_CAUSES, Attachment, Engine, NotInPlaceError, left_by_unfinished_add, network_at_add, plugin_rules,
-    refuse_taken_ifname)
+from ._engine import Attachment, Engine, NotInPlaceError, network_at_add, plugin_rules, refuse_taken_ifname
 from ._errors import CNIError, ConfigError, DeleteError, OperationError
 from ._identifiers import AttachmentKey, canonical_netns, netns_name
 from ._result import convert, summarise

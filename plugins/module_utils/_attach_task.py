@@ -14,7 +14,7 @@ import threading
 
 from . import _attach, _netns
 from ._argspec import ArgumentSpec
-from ._cache import warn_of_cache_dir
+from ._cache_dir import warn_of_cache_dir
 from ._conflist import load_conf_dir, parse_network, parse_network_list
 from ._defaults import DEFAULT_IFNAME
 from ._engine import Attachment, Engine

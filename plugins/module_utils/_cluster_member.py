@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import _fileio
-from ._cache import open_subdir
+from ._cache_dir import open_subdir
 from ._errors import CNIError, ConfigError
 from ._identifiers import check_cidr
 

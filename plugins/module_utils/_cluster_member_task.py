@@ -10,7 +10,7 @@ record, forwarding and chains with ``_cluster_member``."""
 from __future__ import annotations
 
 from ._argspec import ArgumentSpec
-from ._cache import warn_of_cache_dir
+from ._cache_dir import warn_of_cache_dir
 from ._cluster_member import chain_names, plan_absent, plan_present, read_record, record_path, wanted_record
 from ._errors import CNIError
 from ._identifiers import check_network_name

@@ -26,14 +26,14 @@ import json
 import threading
 from dataclasses import InitVar, dataclass, field
 
-from ._cache import CacheEntry, CacheError, ResultCache, attachment_identity
+from ._cache import CacheEntry, CacheError, ResultCache, attachment_identity, left_by_unfinished_add
 from ._conflist import NetworkList, as_libcni_passes, parse_network_list
 from ._defaults import DEFAULT_IFNAME, DEFAULT_TIMEOUT
 from ._errors import CNIError, ConfigError, DeleteError, OperationError, PluginError, RollbackFailedAlikeError
 from ._exec import Executor, PluginExecutor
 from ._identifiers import AttachmentKey, canonical_netns, check_container_id, check_ifname, check_network_name, cni_args_string
 from ._netns import interface_exists, interface_ipv4_address
-from ._plugin_rules._common import binary_releases
+from ._plugin_rules.names import WITHHELD_CHECK_TYPES
 from ._result import ResultError, convert, family, summarise, supports
 
 # The spec version that brought each verb: a list at an older version cannot run it.
@@ -41,17 +41,6 @@ VERB_INTRODUCED_IN = {"ADD": "0.1.0", "DEL": "0.1.0", "CHECK": "0.4.0", "GC": "1
 # DEL carries the cached result as prevResult from the version that brought CHECK.
 DEL_PREV_RESULT_INTRODUCED_IN = "0.4.0"
 STATUS_CODES = {50: "not ready", 51: "degraded"}
-
-# Why an ADD's intent marker can outlive it: the words of every message about one.
-UNFINISHED_ADD_CAUSES = "its run was stopped, or its rollback failed"
-
-
-def left_by_unfinished_add(marker: str) -> str:
-    """What an ADD that did not finish, whose intent marker is at ``marker``, means for the host
-    and for the attachment's next run."""
-    return (f"what the plugins made may be left on the host (an interface, an address, rules); the intent marker "
-            f"{marker} records it, and the next cni_attach of this attachment (state present or absent) DELs it first")
-
 
 _RULES_IMPORT = threading.Lock()
 
@@ -64,6 +53,15 @@ def plugin_rules():
     with _RULES_IMPORT:
         from ._plugin_rules import registry  # pylint: disable=import-outside-toplevel  # see above
     return registry
+
+
+def _may_withhold_check(plugin: dict) -> bool:
+    """Whether a binary this plugin object's CHECK runs (its own, its IPAM's) is of a type whose
+    CHECK the rules may withhold (``names.WITHHELD_CHECK_TYPES``); if none is, the rules need not
+    be imported to know that it is sent."""
+    ipam = plugin.get("ipam")
+    binaries = (plugin.get("type"), ipam.get("type") if isinstance(ipam, dict) else None)
+    return any(isinstance(binary, str) and binary in WITHHELD_CHECK_TYPES for binary in binaries)
 
 
 class CheckNotAvailable(CNIError):
@@ -371,6 +369,10 @@ class Engine:
         sent: a binary it runs (itself, its IPAM) may be a release that has one. A binary that
         cannot be found or probed is not judged: CHECK then fails at it, naming it."""
         withheld = {}
+        if not _may_withhold_check(plugin):
+            return withheld  # the rules' answer, without importing them
+        with _RULES_IMPORT:  # as plugin_rules: a first import in a worker thread
+            from ._plugin_rules._common import binary_releases  # pylint: disable=import-outside-toplevel  # see above
         for binary, defect in plugin_rules().withheld_checks(plugin):
             try:
                 releases = binary_releases(self.executor.release(binary), self.executor.supported_versions(binary))

@@ -11,14 +11,18 @@ cached attachments, named namespaces, the host's records of routed networks (cni
 from __future__ import annotations
 
 import os
+import typing
 
 from . import _netns
-from ._conflist import ConfDir, NetworkList, libcni_order, load_conf_dir
-from ._engine import UNFINISHED_ADD_CAUSES, Engine, PluginStatus, left_by_unfinished_add
+from ._cache import UNFINISHED_ADD_CAUSES, ResultCache, left_by_unfinished_add
 from ._errors import CNIError
-from ._exec import Executor
 from ._identifiers import NETNS_DIR
 from ._result import summarise
+
+if typing.TYPE_CHECKING:  # imported by the subsets that use them: the cache's need none of them
+    from ._conflist import ConfDir, NetworkList
+    from ._engine import Engine
+    from ._exec import Executor
 
 
 def plugin_facts(executor: Executor) -> tuple:
@@ -64,6 +68,8 @@ def network_facts(conf_dir: str, engine: Engine) -> list:
     """Every file of ``conf_dir`` in libcni's order: the network it declares, its validation
     against the plugins installed (as the engine's executor finds them, and the release it says
     they are) and the other networks, and STATUS (1.1.0 and later)."""
+    from ._conflist import libcni_order, load_conf_dir  # pylint: disable=import-outside-toplevel  # see TYPE_CHECKING
+
     loaded = load_conf_dir(conf_dir)
     facts = [_network_fact(network, loaded, engine) for network in loaded.networks]
     facts.extend(network_fact(problem.path, _failed(problem.reason)) for problem in loaded.problems)
@@ -115,6 +121,8 @@ def _run_version(network: NetworkList, engine: Engine) -> str:
 
 def _status(network: NetworkList, engine: Engine) -> list | None:
     """Each plugin's STATUS, or None where the network's version predates STATUS."""
+    from ._engine import PluginStatus  # pylint: disable=import-outside-toplevel  # the engine's; loaded by the caller
+
     try:
         statuses = engine.status(network)
     except CNIError as exc:
@@ -122,17 +130,17 @@ def _status(network: NetworkList, engine: Engine) -> list | None:
     return None if statuses is None else [status.to_dict() for status in statuses]
 
 
-def attachment_facts(engine: Engine) -> tuple:
-    """Every cached attachment with its addresses and whether its namespace still exists, and
-    the messages of the cache files that could not be read."""
-    entries, problems = engine.cache.entries()
+def attachment_facts(cache: ResultCache) -> tuple:
+    """Every attachment of the result ``cache`` with its addresses and whether its namespace
+    still exists, and the messages of the cache files that could not be read."""
+    entries, problems = cache.entries()
     facts = []
     for entry in entries:
         summary = summarise(entry.result) if entry.result else {"interfaces": [], "ips": [], "mac": None}
         facts.append(dict(entry.identity(), ips=summary["ips"], mac=summary["mac"],
                           netns_exists=_netns.is_live(entry.effective_netns), cache_file=entry.path))
     unfinished = [f"an ADD did not finish and was not rolled back ({UNFINISHED_ADD_CAUSES}): {left_by_unfinished_add(path)}"
-                  for path in engine.cache.unfinished_adds(entries)]
+                  for path in cache.unfinished_adds(entries)]
     return facts, [str(p) for p in problems] + unfinished
 
 

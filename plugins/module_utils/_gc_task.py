@@ -9,7 +9,8 @@
 from __future__ import annotations
 
 from ._argspec import ArgumentSpec
-from ._cache import CacheListing, warn_of_cache_dir
+from ._cache import CacheListing
+from ._cache_dir import warn_of_cache_dir
 from ._conflist import NetworkList
 from ._defaults import DEFAULT_IFNAME
 from ._engine import VERB_INTRODUCED_IN, Engine

@@ -9,9 +9,8 @@
 from __future__ import annotations
 
 from ._argspec import ArgumentSpec
-from ._cache import warn_of_cache_dir
-from ._engine import Engine
-from ._exec import PluginExecutor
+from ._cache import ResultCache
+from ._cache_dir import warn_of_cache_dir
 from ._facts import attachment_facts, cluster_facts, daemon_facts, namespace_facts, network_facts, plugin_facts
 
 
@@ -26,22 +25,24 @@ ARGUMENT_SPEC = ArgumentSpec({
 def run(host, params: dict, result: dict) -> None:
     """Gather the subsets ``params["gather"]`` names; ``host`` is the module's
     ``_ansible_glue.ModuleHost``."""
-    if "networks" in params["gather"]:
-        host.require_libraries("jsonschema")
-    executor = PluginExecutor(params["cni_path"], params["timeout"], host.run_command)
-    engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"], executor=executor)
     gather = set(params["gather"])
+    if "networks" in gather:
+        host.require_libraries("jsonschema")
     facts = {"changed": False}
     warnings = []
+    executor = _executor(host, params) if gather & {"plugins", "networks"} else None
     if "plugins" in gather:
         facts["plugins"], problems = plugin_facts(executor)
         facts.update(daemon_facts())
         warnings.extend(problems)
     if "networks" in gather:
+        from ._engine import Engine  # pylint: disable=import-outside-toplevel  # the subsets of the cache need no engine
+
+        engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"], executor=executor)
         facts["networks"] = network_facts(params["conf_dir"], engine)
     if "attachments" in gather:
         warn_of_cache_dir(host, params["cache_dir"])
-        facts["attachments"], problems = attachment_facts(engine)
+        facts["attachments"], problems = attachment_facts(ResultCache(params["cache_dir"]))
         warnings.extend(problems)
     if "namespaces" in gather:
         facts["namespaces"] = namespace_facts()
@@ -51,3 +52,10 @@ def run(host, params: dict, result: dict) -> None:
     for warning in warnings:
         host.warn(warning)
     result.update(facts)
+
+
+def _executor(host, params: dict):
+    """The plugin runner the plugins and networks subsets ask (imported only for them)."""
+    from ._exec import PluginExecutor  # pylint: disable=import-outside-toplevel  # the subsets of the cache run no plugin
+
+    return PluginExecutor(params["cni_path"], params["timeout"], host.run_command)

@@ -33,6 +33,7 @@ from ._exec import Executor
 from ._fileio import atomic_write, ensure_dir, fsync_dir, remove_if_exists, remove_written_file
 from ._identifiers import is_plugin_file_name
 from ._manifest_file import MANIFEST_FORMAT, REFERENCE_SET, is_release_version, manifest_path, manifest_sets
+from ._plugin_rules.names import REFERENCE_PLUGINS
 
 STAGE_PREFIX = ".cnikit-stage-"
 BINARY_MODE = 0o755
@@ -44,13 +45,6 @@ EXTRA_RE = re.compile(r"^(?:LICENSE|NOTICE|README)(?:\..*)?$|\.(?:md|txt)$", re.
 def is_plugin_name(name: str) -> bool:
     """Can ``name`` be a plugin binary in dest (a plain file name that is no release extra)?"""
     return is_plugin_file_name(name) and not EXTRA_RE.search(name)
-
-
-def reference_plugin_names() -> frozenset:
-    """The reference plugins' names, as the plugin-rules registry knows them (imported here only,
-    when a plan needs them: the registry loads every plugin's schema)."""
-    from ._plugin_rules import registry  # pylint: disable=import-outside-toplevel  # see the docstring
-    return registry.REFERENCE_PLUGINS
 
 
 # --- what is installed -----------------------------------------------------------------------
@@ -175,7 +169,7 @@ def _check_reference_set(request: Request, wanted: dict, previous: dict, what: s
     take its version for: refuse a source that is something else (flannel installed without a
     set of its own), and one that would drop reference plugins nobody named (a partial source
     without ``plugins`` or a release ``version``)."""
-    known = reference_plugin_names()
+    known = REFERENCE_PLUGINS
     strangers = sorted(set(wanted) - known)
     if strangers:
         what_they_are = "is not a reference plugin" if len(strangers) == 1 else "are not reference plugins"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from . import _netns
 from ._argspec import ArgumentSpec
-from ._cache import warn_of_cache_dir
+from ._cache_dir import warn_of_cache_dir
 from ._engine import Engine
 from ._errors import CNIError
 from ._identifiers import canonical_netns, check_netns_name, netns_path

@@ -17,7 +17,9 @@ with errors is never kept). It holds while all of these are as they were when it
   drop-ins, files that cannot be loaded; the file itself is not an input: validation reads the
   declared configuration, never what the file holds now); the plugin directories when the
   binaries are checked (``check_plugins``), or that they are not; and the source of the
-  collection's own code that this process loaded (rules, validation, version);
+  collection's own code that this process can load (rules, validation, version: in the AnsiballZ
+  payload, each file's name, size and CRC-32 as the zip's central directory records them, read
+  without decompressing anything; from a directory, each file's content);
 - what validation asked of the binaries, re-asked: for each plugin type, the binary the executor
   finds, its identity (which vouches for its VERSION answer), and the identity of what its
   release is read from (``Executor.release_evidence``);
@@ -48,20 +50,33 @@ VERDICT_FORMAT = 1
 
 
 def collection_code_digest() -> str:
-    """sha256 of the source of every module_utils file of this collection that this process can
+    """A digest of the source of every module_utils file of this collection that this process can
     load: from the AnsiballZ payload's zip, or from the installed collection's directory."""
-    digest = hashlib.sha256()
     archive = getattr(__loader__, "archive", None)  # zipimport: the payload
     if archive is not None:
-        import zipfile  # pylint: disable=import-outside-toplevel  # the payload's wrapper has loaded it
+        return archive_code_digest(archive, os.path.relpath(os.path.dirname(__file__), archive) + "/")
+    return directory_code_digest(os.path.dirname(os.path.abspath(__file__)))
 
-        prefix = os.path.relpath(os.path.dirname(__file__), archive) + "/"
-        with zipfile.ZipFile(archive) as payload:
-            for name in sorted(n for n in payload.namelist() if n.startswith(prefix) and n.endswith(".py")):
-                digest.update(f"{name[len(prefix):]}\0".encode())
-                digest.update(payload.read(name))
-        return digest.hexdigest()
-    top = os.path.dirname(os.path.abspath(__file__))
+
+def archive_code_digest(archive: str, prefix: str) -> str:
+    """sha256 of the name, size and CRC-32 of every ``.py`` file under ``prefix`` in the zip
+    ``archive``, as its central directory records them: nothing is decompressed. The CRC-32 is of
+    the file's content, so any edit changes the digest but one that keeps both a file's size and
+    its CRC-32 (by chance, 1 in 2**32); whoever could craft that could change the validation's own
+    code in the same payload."""
+    import zipfile  # pylint: disable=import-outside-toplevel  # the payload's wrapper has loaded it
+
+    digest = hashlib.sha256()
+    with zipfile.ZipFile(archive) as payload:
+        for info in sorted((i for i in payload.infolist() if i.filename.startswith(prefix) and i.filename.endswith(".py")),
+                           key=lambda i: i.filename):
+            digest.update(f"{info.filename[len(prefix):]}\0{info.file_size}\0{info.CRC}\0".encode())
+    return digest.hexdigest()
+
+
+def directory_code_digest(top: str) -> str:
+    """sha256 of the relative path and source of every ``.py`` file under the directory ``top``."""
+    digest = hashlib.sha256()
     for directory, subdirs, files in os.walk(top):
         subdirs.sort()
         for name in sorted(f for f in files if f.endswith(".py")):

@@ -186,7 +186,7 @@ def test_add_without_the_daemon_says_so_once_and_the_next_attach_says_what_it_cl
     assert message.count("error dialing DHCP daemon") == 1, message
     assert "rollback also failed" not in message and marker in message, message
     assert failure.to_dict()["rollback_errors"][0]["verb"] == "DEL"
-    facts, warnings = _facts.attachment_facts(engine)
+    facts, warnings = _facts.attachment_facts(engine.cache)
     assert facts == [] and len(warnings) == 1 and marker in warnings[0], warnings
 
     daemon.start()
@@ -194,7 +194,7 @@ def test_add_without_the_daemon_says_so_once_and_the_next_attach_says_what_it_cl
     assert outcome.action == "repaired"
     assert [w for w in outcome.warnings if "an earlier ADD of this attachment did not finish" in w], outcome.warnings
     assert server.in_range(_address(outcome.result))
-    assert _facts.attachment_facts(engine)[1] == []
+    assert _facts.attachment_facts(engine.cache)[1] == []
     assert engine.delete(network, desired.attachment) is True
 
 

@@ -24,8 +24,6 @@ PLUGINS = {
     "bandwidth": bandwidth.RULES, "firewall": firewall.RULES, "sbr": sbr.RULES,
 }
 IPAM = {"host-local": host_local.RULES, "static": static.RULES, "dhcp": dhcp.RULES}
-# The binaries of the reference plugins' release (cni_plugin_install's set "reference").
-REFERENCE_PLUGINS = frozenset(PLUGINS) | frozenset(IPAM)
 
 PLUGIN_SCHEMAS = {name: rules.schema for name, rules in PLUGINS.items()}
 IPAM_SCHEMAS = {name: rules.schema for name, rules in IPAM.items()}

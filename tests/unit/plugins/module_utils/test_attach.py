@@ -14,8 +14,9 @@ import pytest
 from fake_executor import FakeExecutor
 
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach, _cache, _engine, _facts
+from ansible_collections.cnikit.cni.plugins.module_utils._cache import left_by_unfinished_add
 from ansible_collections.cnikit.cni.plugins.module_utils._conflist import parse_network_list
-from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine, left_by_unfinished_add
+from ansible_collections.cnikit.cni.plugins.module_utils._engine import Attachment, Engine
 from ansible_collections.cnikit.cni.plugins.module_utils._errors import ConfigError, DeleteError, OperationError
 from ansible_collections.cnikit.cni.plugins.module_utils._identifiers import AttachmentKey
 
@@ -184,7 +185,7 @@ def test_an_unfinished_add_whose_clean_up_fails_is_explained_as_cni_info_explain
     assert str(info.value).startswith("cannot clean up after an earlier ADD of network net1 that did not finish "
                                       "(its run was stopped, or its rollback failed); its DEL failed: ")
     assert str(info.value).endswith(f"; {left}")
-    assert _facts.attachment_facts(engine)[1] == [
+    assert _facts.attachment_facts(engine.cache)[1] == [
         f"an ADD did not finish and was not rolled back (its run was stopped, or its rollback failed): {left}"]
 
 

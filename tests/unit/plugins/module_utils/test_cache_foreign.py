@@ -201,12 +201,12 @@ def test_a_del_of_a_foreign_entry_passes_back_its_args_and_namespace(cache, fmt)
 def test_info_reports_foreign_attachments_with_their_namespace_and_liveness(cache, fmt):
     sandbox = cache.netns("ns")
     cache.write(fmt, sandbox)
-    facts, problems = _facts.attachment_facts(cache.engine)
+    facts, problems = _facts.attachment_facts(cache.engine.cache)
     assert problems == []
     assert [(f["netns"], f["netns_exists"], f["ips"]) for f in facts] == [(sandbox, True, ["10.88.0.5/16"])]
 
     os.unlink(sandbox)
-    facts, _problems = _facts.attachment_facts(cache.engine)
+    facts, _problems = _facts.attachment_facts(cache.engine.cache)
     assert [(f["netns"], f["netns_exists"]) for f in facts] == [(sandbox, False)]
 
 
@@ -240,7 +240,7 @@ def test_an_entry_without_any_namespace_is_never_judged_gone(cache, managed):
 
     assert _gc.gc_plan(cache.engine.cache.entries(), parse_network_list(config), None) == []
     assert _gc.gc_plan_orphaned(cache.engine.cache.entries(), "ipam-only", None) == []
-    facts, _problems = _facts.attachment_facts(cache.engine)
+    facts, _problems = _facts.attachment_facts(cache.engine.cache)
     assert [(f["netns"], f["netns_exists"]) for f in facts] == [("", None)]
 
 
@@ -307,12 +307,12 @@ def test_a_buildah_proc_fd_namespace_is_read_and_live_while_its_descriptor_is_op
     assert Attachment.from_cache(entry).netns == sandbox  # a DEL hands the plugins the same path
     declared = parse_network_list(config)
 
-    facts, _problems = _facts.attachment_facts(cache.engine)
+    facts, _problems = _facts.attachment_facts(cache.engine.cache)
     assert [(f["netns"], f["netns_exists"]) for f in facts] == [(sandbox, True)]
     assert [a.container_id for a in _netns_task.attachments_in_netns(cache.engine, sandbox)] == [container_id]
 
     close()
-    facts, _problems = _facts.attachment_facts(cache.engine)
+    facts, _problems = _facts.attachment_facts(cache.engine.cache)
     assert [(f["netns"], f["netns_exists"]) for f in facts] == [(sandbox, False)]
     assert _gc.gc_plan(cache.engine.cache.entries(), declared, None) == [] and _gc.gc_plan_orphaned(cache.engine.cache.entries(), network, None) == []
 

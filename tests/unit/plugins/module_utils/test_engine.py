@@ -575,6 +575,21 @@ def test_check_through_a_dhcp_daemon_that_leaks_a_lease_per_check_is_withheld(en
     assert f"the installed dhcp is {label})" in report.withheld["dhcp-lease-per-check"]
 
 
+def test_a_check_that_runs_no_withheld_type_asks_no_rules(engine, fake, monkeypatch):
+    """A converged CHECK of plugins none of whose types can have CHECK withheld imports no
+    plugin rules (names.WITHHELD_CHECK_TYPES answers); one through dhcp asks them."""
+    fake.install("bridge", ADD={"result": _result("1.0.0")})
+    network = parse_network_list({"cniVersion": "1.0.0", "name": "net", "plugins": [
+        {"type": "bridge", "ipam": {"type": "host-local"}}, {"type": "noop"}]})
+    engine.add(network, _attachment())
+    asked = []
+    monkeypatch.setattr(_engine, "plugin_rules", lambda: asked.append("rules") or registry)
+
+    engine.check(network, _attachment())
+    assert asked == [] and _checks(fake) == ["bridge", "noop"]
+    assert engine._withheld_check({"type": "bridge", "ipam": {"type": "dhcp"}}) is not None and asked == ["rules"]
+
+
 @pytest.mark.parametrize("release", ["1.2.0", "1.9.1"])
 def test_a_dhcp_daemon_without_the_leak_is_checked(engine, fake, release):
     network = _dhcp_net(engine, fake, release)

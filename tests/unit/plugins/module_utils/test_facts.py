@@ -121,7 +121,7 @@ def test_attachment_facts_with_addresses_liveness_and_unreadable_files(host):
     host.cache_entry("net1", "c2", str(host.root / "gone"))
     (host.cache / "results" / "net1-c3-eth0").write_text("")
 
-    facts, problems = _facts.attachment_facts(host.engine)
+    facts, problems = _facts.attachment_facts(host.engine.cache)
 
     assert [(f["container_id"], f["netns_exists"]) for f in facts] == [("c1", True), ("c2", False)]
     assert facts[0]["ips"] == ["10.249.7.2/24", "fd00:249::2/64"]
@@ -139,7 +139,7 @@ def test_namespace_facts_use_the_canonical_path(monkeypatch):
 def test_a_libcni_1_1_entry_is_read_with_the_netns_of_its_sandbox(host):
     live = host.netns("podman-ns")
     host.cache_entry("net1", "f" * 64, live, managed=False, cache_netns=False)
-    [fact], problems = _facts.attachment_facts(host.engine)
+    [fact], problems = _facts.attachment_facts(host.engine.cache)
     assert problems == []
     assert (fact["netns"], fact["netns_exists"], fact["managed"]) == (live, True, False)
 

@@ -11,6 +11,7 @@ import pytest
 from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules.registry import IPAM, IPAM_SCHEMAS, PLUGIN_SCHEMAS, PLUGINS
 from ansible_collections.cnikit.cni.plugins.module_utils._schemas import FORMATS
 from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules._common import FORMAT_CHECKS
+from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules import names
 
 REFERENCE_PLUGINS = ("bridge", "ipvlan", "macvlan", "ptp", "host-device", "vlan", "loopback", "dummy", "tap",
                      "vrf", "tuning", "portmap", "bandwidth", "firewall", "sbr")
@@ -32,6 +33,18 @@ def walk(node):
 def test_every_reference_plugin_and_ipam_type_has_a_schema():
     assert sorted(PLUGIN_SCHEMAS) == sorted(REFERENCE_PLUGINS)
     assert sorted(IPAM_SCHEMAS) == ["dhcp", "host-local", "static"]
+
+
+def test_the_installers_names_are_the_registrys():
+    """The installer reads the names from names.py, not from the registry (which imports every
+    plugin's rules): the two must list the same plugins."""
+    assert names.REFERENCE_PLUGINS == frozenset(PLUGINS) | frozenset(IPAM)
+
+
+def test_the_engines_withheld_check_types_are_the_rules():
+    """The engine asks the rules for the defects that withhold CHECK only of these types."""
+    rules = dict(PLUGINS, **IPAM)
+    assert names.WITHHELD_CHECK_TYPES == {t for t, r in rules.items() if any(d.withheld for d in r.check_defects)}
 
 
 @pytest.mark.parametrize("name, schema", ALL_SCHEMAS, ids=[n for n, _s in ALL_SCHEMAS])

@@ -16,7 +16,8 @@ from ansible_collections.cnikit.cni.plugins.module_utils._plugin_rules.registry 
 
 MODULE_UTILS = pathlib.Path(__file__).parents[4] / "plugins" / "module_utils"
 OUTSIDE_THE_RULES = sorted(path for path in MODULE_UTILS.rglob("*.py") if "_plugin_rules" not in path.parts)
-SHARED_RULES_MODULES = ("_plugin_rules.registry", "_plugin_rules._common")
+# names: the plugins' names alone (held to the registry's), for what needs no rules.
+SHARED_RULES_MODULES = ("_plugin_rules.registry", "_plugin_rules._common", "_plugin_rules.names")
 # Strings equal to a plugin type that mean something else where they stand, and what.
 NOT_PLUGIN_NAMES = {
     ("_exec.py", "dummy"): "the placeholder libcni's VERSION probe puts in CNI_NETNS, CNI_IFNAME and CNI_PATH",

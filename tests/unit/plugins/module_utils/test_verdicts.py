@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import socket
+import types
+import zipfile
 
 import pytest
 from stand_in_host import StandInHost
@@ -175,6 +177,53 @@ def test_the_code_digest_follows_the_collections_source(tmp_path, monkeypatch):
     before = _verdicts.collection_code_digest()
     (copy / "_a.py").write_text("A = 2\n")
     assert _verdicts.collection_code_digest() != before != first
+
+
+def _payload(path, files: dict) -> str:
+    """A zip laid out as an AnsiballZ payload, with ``files`` under the collection's module_utils."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, text in files.items():
+            archive.writestr(name if name.startswith("ansible/") else PAYLOAD_PREFIX + name, text)
+    return str(path)
+
+
+PAYLOAD_PREFIX = "ansible_collections/cnikit/cni/plugins/module_utils/"
+PAYLOAD_FILES = {"_a.py": "A = 1\n", "_plugin_rules/bridge.py": "B = 1\n", "ansible/module_utils/basic.py": "X = 1\n"}
+
+
+@pytest.mark.parametrize("change", [
+    {"_a.py": "A = 2\n"},  # the same size, another content
+    {"_a.py": "A = 10\n"},
+    {"_plugin_rules/bridge.py": "B = 2\n"},
+    {"_b.py": "A = 1\n"},  # a file added
+])
+def test_the_payloads_code_digest_follows_each_file_of_the_collection(tmp_path, change):
+    before = _verdicts.archive_code_digest(_payload(tmp_path / "before.zip", PAYLOAD_FILES), PAYLOAD_PREFIX)
+    assert before == _verdicts.archive_code_digest(_payload(tmp_path / "same.zip", PAYLOAD_FILES), PAYLOAD_PREFIX)
+    after = _verdicts.archive_code_digest(_payload(tmp_path / "after.zip", dict(PAYLOAD_FILES, **change)), PAYLOAD_PREFIX)
+    assert after != before
+
+
+def test_the_payloads_code_digest_follows_a_renamed_or_removed_file(tmp_path):
+    before = _verdicts.archive_code_digest(_payload(tmp_path / "before.zip", PAYLOAD_FILES), PAYLOAD_PREFIX)
+    renamed = {"_c.py" if n == "_a.py" else n: t for n, t in PAYLOAD_FILES.items()}
+    removed = {n: t for n, t in PAYLOAD_FILES.items() if n != "_a.py"}
+    assert _verdicts.archive_code_digest(_payload(tmp_path / "renamed.zip", renamed), PAYLOAD_PREFIX) != before
+    assert _verdicts.archive_code_digest(_payload(tmp_path / "removed.zip", removed), PAYLOAD_PREFIX) != before
+
+
+def test_in_a_payload_the_code_digest_is_the_zips(tmp_path, monkeypatch):
+    archive = _payload(tmp_path / "payload.zip", PAYLOAD_FILES)
+    monkeypatch.setattr(_verdicts, "__loader__", types.SimpleNamespace(archive=archive))
+    monkeypatch.setattr(_verdicts, "__file__", os.path.join(archive, PAYLOAD_PREFIX, "_verdicts.py"))
+    assert _verdicts.collection_code_digest() == _verdicts.archive_code_digest(archive, PAYLOAD_PREFIX)
+
+
+def test_the_payloads_code_digest_is_of_the_collections_files_only(tmp_path):
+    """ansible-core's own files in the payload are no input: the same for every collection."""
+    before = _verdicts.archive_code_digest(_payload(tmp_path / "before.zip", PAYLOAD_FILES), PAYLOAD_PREFIX)
+    other_core = dict(PAYLOAD_FILES, **{"ansible/module_utils/basic.py": "X = 2\n"})
+    assert _verdicts.archive_code_digest(_payload(tmp_path / "after.zip", other_core), PAYLOAD_PREFIX) == before
 
 
 @pytest.mark.parametrize("spoil", ["corrupt", "writable by others", "not ours"])
