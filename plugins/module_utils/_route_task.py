@@ -21,6 +21,7 @@ ROUTE_OPTIONS = {
     "dev": {"type": "str"},
     "type": {"type": "str", "choices": list(ROUTE_TYPES), "default": "unicast"},
     "metric": {"type": "int"},
+    "onlink": {"type": "bool", "default": False},
     "name": {"type": "str"},
 }
 
