@@ -297,12 +297,15 @@ def read_routes(netlink, table: int, versions: set) -> list:
     return routes
 
 
-def resolve_gateways(netlink, routes: list) -> list:
+def resolve_gateways(netlink, routes: list, planned_devs: bool = False) -> list:
     """The routes with the interface the kernel would use for each gateway: each ``via`` must
     be directly reachable (``ip route get <via>`` answers a route without a gateway), else
     RouteError naming every route whose gateway is not. A ``dev`` that does not exist is bad
-    input (ConfigError naming it). Each route comes back with its interface's index."""
-    routes = [route if route.dev is None else replace(route, oif=_interface_index(route.dev, f"routes[{index}].dev"))
+    input (ConfigError naming it), except, with ``planned_devs`` (check mode), the dev of an onlink
+    route: an earlier task would have made it (a VXLAN device). Each route comes back with its
+    interface's index (0 for such a planned dev)."""
+    routes = [route if route.dev is None or (route.onlink and planned_devs and not _exists(route.dev))
+              else replace(route, oif=_interface_index(route.dev, f"routes[{index}].dev"))
               for index, route in enumerate(routes)]
     # An onlink route's gateway is on its dev by the operator's word: the kernel is not asked.
     gateways = [route for route in routes if route.via is not None and not route.onlink]
@@ -327,6 +330,14 @@ def resolve_gateways(netlink, routes: list) -> list:
                       for route, problem in unreachable),
             [dict(route.as_dict(with_name=True), reason=problem) for route, problem in unreachable])
     return resolved
+
+
+def _exists(name: str) -> bool:
+    try:
+        socket.if_nametoindex(name)
+    except OSError:
+        return False
+    return True
 
 
 def _interface_index(name: str, path: str) -> int:

@@ -44,6 +44,8 @@ attributes:
     details:
       - Reads the table and asks the kernel about every gateway as a real run does, then reports what would be
         added, replaced and removed without changing anything.
+      - The O(routes[].dev) of an O(routes[].onlink) route may be missing in check mode, taken for a device an
+        earlier task would have made (a VXLAN device).
   diff_mode:
     support: full
     details:

@@ -13,7 +13,7 @@ description:
   - Reads what a member of a routed network must know before it changes anything. The uplink is the interface
     holding O(address); RV(mtu) is its MTU.
   - Each peer of O(peers) is adjacent when the kernel's answer to C(ip route get <address>) is a unicast route
-    without a gateway (flannel's test for C(host-gw)): a route can go straight to it. The others need a tunnel,
+    without a gateway (flannel's test for C(host-gw)), so a route can go straight to it. The others need a tunnel,
     and RV(not_adjacent) says why each is not adjacent. The same test as cni_route's gateway check.
   - Changes nothing. Runs in the host's network namespace.
 author:
