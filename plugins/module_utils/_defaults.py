@@ -26,3 +26,8 @@ DEFAULT_ROUTE_TABLE = 254
 # The length of each member's subnet in a routed network's cluster CIDR (cni_cluster_subnets).
 DEFAULT_CLUSTER_HOST_PREFIX = 24
 DEFAULT_CLUSTER_HOST_PREFIX_V6 = 64
+# cni_vxlan's device, as flannel's vxlan backend makes it: VNI 1 on UDP port 8472 (the Linux
+# default; IANA's port is 4789).
+DEFAULT_VXLAN_DEVICE = "cni-vxlan0"
+DEFAULT_VXLAN_VNI = 1
+DEFAULT_VXLAN_PORT = 8472

@@ -21,6 +21,7 @@ ROUTE_OPTIONS = {
     "dev": {"type": "str"},
     "type": {"type": "str", "choices": list(ROUTE_TYPES), "default": "unicast"},
     "metric": {"type": "int"},
+    "onlink": {"type": "bool", "default": False},
     "name": {"type": "str"},
 }
 
@@ -41,7 +42,7 @@ def run(host, params: dict, result: dict) -> None:
     result.update({"changed": False, "routes": [], "added": [], "replaced": [], "removed": [], "conflicts": []})
     options = parse_options(params)
     with RouteSocket() as netlink:
-        desired = resolve_gateways(netlink, options.routes)
+        desired = resolve_gateways(netlink, options.routes, planned_devs=host.check_mode)
         current = read_routes(netlink, options.table, {prefix.version for prefix in options.within})
         plan = make_plan(desired, options.within, current, options.protocol)
         for route in plan.conflicts:

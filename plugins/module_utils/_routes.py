@@ -20,6 +20,7 @@ from __future__ import annotations
 import socket
 from dataclasses import dataclass, field, replace
 
+from ._adjacency import reason_not_adjacent
 from ._defaults import DEFAULT_ROUTE_TABLE
 from ._errors import CNIError, ConfigError, OperationError
 from ._identifiers import check_cidr, check_ifname, check_ip
@@ -73,6 +74,8 @@ class Route:
     dev: str | None = None
     metric: int = 0
     table: int = DEFAULT_ROUTE_TABLE
+    # The gateway is taken as on the link of dev, unasked (a VXLAN peer's VTEP address).
+    onlink: bool = False
     name: str | None = field(default=None, compare=False)
     protocol: int | None = field(default=None, compare=False)
     oif: int = field(default=0, compare=False)
@@ -89,7 +92,7 @@ class Route:
     def matches(self, current: "Route") -> bool:
         """Whether the kernel's ``current`` route is this desired one: the same type and
         gateway, and the same interface where this one names one."""
-        if (self.type, self.via) != (current.type, current.via):
+        if (self.type, self.via, self.onlink) != (current.type, current.via, current.onlink):
             return False
         return self.dev is None or self.type != "unicast" or self.dev == current.dev
 
@@ -99,6 +102,8 @@ class Route:
     def as_dict(self, with_name: bool = False) -> dict:
         result = {"dst": str(self.dst), "via": str(self.via) if self.via is not None else None, "dev": self.dev,
                   "type": self.type, "metric": self.metric, "table": self.table}
+        if self.onlink:
+            result["onlink"] = True
         if with_name and self.name is not None:
             result["name"] = self.name
         return result
@@ -111,6 +116,8 @@ class Route:
             words += ["via", str(self.via)]
         if self.dev is not None:
             words += ["dev", self.dev]
+        if self.onlink:
+            words.append("onlink")
         words += ["proto", str(protocol), "metric", str(self.metric)]
         if self.table != DEFAULT_ROUTE_TABLE:
             words += ["table", str(self.table)]
@@ -166,12 +173,17 @@ def _parse_route(item: dict, path: str, table: int) -> Route:
         raise ConfigError(f"{path}.{'via' if via is not None else 'dev'}",
                           f"a {route_type} route goes nowhere, so it takes no via or dev",
                           str(via) if via is not None else dev)
+    onlink = bool(item.get("onlink"))
+    if onlink and (via is None or dev is None):
+        raise ConfigError(f"{path}.onlink", "an onlink route needs both via (the gateway it takes as on the link) "
+                          "and dev (the link)", str(dst))
     metric = item.get("metric")
     if metric is None:
         metric = DEFAULT_METRIC[dst.version]
     elif not 0 <= metric <= MAX_U32:
         raise ConfigError(f"{path}.metric", f"must be between 0 and {MAX_U32}", metric)
-    return Route(dst=dst, type=route_type, via=via, dev=dev, metric=metric, table=table, name=item.get("name"))
+    return Route(dst=dst, type=route_type, via=via, dev=dev, metric=metric, table=table, onlink=onlink,
+                 name=item.get("name"))
 
 
 def parse_options(params: dict) -> Options:
@@ -254,7 +266,7 @@ def make_plan(desired: list, within: list, current: list, protocol: int) -> Plan
 
 # -- the kernel ------------------------------------------------------------------------------------
 
-class _InterfaceNames:
+class InterfaceNames:
     """Interface index to name, asked once per index."""
 
     def __init__(self):
@@ -271,7 +283,7 @@ class _InterfaceNames:
 
 def read_routes(netlink, table: int, versions: set) -> list:
     """The routes of ``table`` of the IP versions given, as Routes with their protocol."""
-    names = _InterfaceNames()
+    names = InterfaceNames()
     routes = []
     for version in sorted(versions):
         for found in netlink.dump(socket.AF_INET if version == 4 else socket.AF_INET6, table):
@@ -281,27 +293,31 @@ def read_routes(netlink, table: int, versions: set) -> list:
             # IPv6 gives unreachable and blackhole routes the loopback device: not part of the route.
             dev = names(found.oif) if found.oif and route_type == "unicast" else None
             routes.append(Route(dst=found.dst, type=route_type, via=found.gateway, dev=dev, metric=found.metric,
-                                table=table, protocol=found.protocol, oif=found.oif if dev else 0))
+                                table=table, onlink=found.onlink, protocol=found.protocol, oif=found.oif if dev else 0))
     return routes
 
 
-def resolve_gateways(netlink, routes: list) -> list:
+def resolve_gateways(netlink, routes: list, planned_devs: bool = False) -> list:
     """The routes with the interface the kernel would use for each gateway: each ``via`` must
     be directly reachable (``ip route get <via>`` answers a route without a gateway), else
     RouteError naming every route whose gateway is not. A ``dev`` that does not exist is bad
-    input (ConfigError naming it). Each route comes back with its interface's index."""
-    routes = [route if route.dev is None else replace(route, oif=_interface_index(route.dev, f"routes[{index}].dev"))
+    input (ConfigError naming it), except, with ``planned_devs`` (check mode), the dev of an onlink
+    route: an earlier task would have made it (a VXLAN device). Each route comes back with its
+    interface's index (0 for such a planned dev)."""
+    routes = [route if route.dev is None or (route.onlink and planned_devs and not _exists(route.dev))
+              else replace(route, oif=_interface_index(route.dev, f"routes[{index}].dev"))
               for index, route in enumerate(routes)]
-    gateways = [route for route in routes if route.via is not None]
+    # An onlink route's gateway is on its dev by the operator's word: the kernel is not asked.
+    gateways = [route for route in routes if route.via is not None and not route.onlink]
     answers = iter(netlink.get([route.via for route in gateways], [route.oif for route in gateways]))
-    names = _InterfaceNames()
+    names = InterfaceNames()
     resolved, unreachable = [], []
     for route in routes:
-        if route.via is None:
+        if route.via is None or route.onlink:
             resolved.append(route)
             continue
         answer = next(answers)
-        problem = _not_adjacent(answer, names)
+        problem = reason_not_adjacent(answer, names)
         if problem:
             unreachable.append((route, problem))
         elif route.dev is None:
@@ -316,16 +332,12 @@ def resolve_gateways(netlink, routes: list) -> list:
     return resolved
 
 
-def _not_adjacent(answer, names) -> str:
-    """Why ``ip route get``'s answer shows a gateway that is not on a link of this host; "" if it is."""
-    if isinstance(answer, OSError):
-        return f"ip route get: {answer.strerror}"
-    if answer.type != TYPE_NUMBERS["unicast"]:
-        return f"ip route get answers a {KERNEL_TYPES.get(answer.type, answer.type)} route" + (
-            ": it is an address of this host" if answer.type == TYPE_NUMBERS["local"] else "")
-    if answer.gateway is not None:
-        return f"ip route get answers via {answer.gateway} dev {names(answer.oif)}"
-    return ""
+def _exists(name: str) -> bool:
+    try:
+        socket.if_nametoindex(name)
+    except OSError:
+        return False
+    return True
 
 
 def _interface_index(name: str, path: str) -> int:
@@ -344,7 +356,7 @@ def _request(verb: str, route: Route, protocol: int):
     nexthop = verb != "delete" and route.type == "unicast"
     return RouteRequest(dst=route.dst, type=route_type, protocol=protocol, table=route.table, metric=route.metric,
                         gateway=route.via if nexthop else None,
-                        oif=route.oif if nexthop else 0)
+                        oif=route.oif if nexthop else 0, onlink=nexthop and route.onlink)
 
 
 def apply(netlink, plan: Plan, protocol: int) -> None:

@@ -58,6 +58,7 @@ RT_SCOPE_UNIVERSE = 0
 RT_SCOPE_LINK = 253
 RT_SCOPE_NOWHERE = 255
 RTM_F_CLONED = 0x200
+RTNH_F_ONLINK = 0x4  # in rtm_flags: the gateway is taken as on the link of the output interface
 
 NLMSGHDR = struct.Struct("=IHHII")
 RTMSG = struct.Struct("=BBBBBBBBI")
@@ -91,6 +92,7 @@ class KernelRoute:
     gateway: object = None  # ipaddress address, or None
     oif: int = 0  # 0: no output interface
     cloned: bool = False
+    onlink: bool = False
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,7 @@ class RouteRequest:
     metric: int
     gateway: object = None
     oif: int = 0
+    onlink: bool = False
 
 
 def _attr(kind: int, payload: bytes) -> bytes:
@@ -139,7 +142,7 @@ def _family(network) -> int:
 def _route_body(request: RouteRequest, scope: int) -> bytes:
     table_byte = request.table if request.table < 256 else RT_TABLE_COMPAT
     body = RTMSG.pack(_family(request.dst), request.dst.prefixlen, 0, 0, table_byte, request.protocol, scope,
-                      request.type, 0)
+                      request.type, RTNH_F_ONLINK if request.onlink else 0)
     body += _attr(RTA_TABLE, U32.pack(request.table))
     if request.dst.prefixlen:
         body += _attr(RTA_DST, request.dst.network_address.packed)
@@ -177,7 +180,8 @@ def parse_route(data, offset: int, end: int, table: int | None = None) -> Kernel
         dst=network((dst, dst_len)), type=rtype, protocol=protocol, table=route_table,
         metric=U32.unpack(attrs[RTA_PRIORITY])[0] if RTA_PRIORITY in attrs else 0,
         gateway=_address(attrs[RTA_GATEWAY]) if RTA_GATEWAY in attrs else None,
-        oif=U32.unpack(attrs[RTA_OIF])[0] if RTA_OIF in attrs else 0, cloned=bool(flags & RTM_F_CLONED))
+        oif=U32.unpack(attrs[RTA_OIF])[0] if RTA_OIF in attrs else 0, cloned=bool(flags & RTM_F_CLONED),
+        onlink=bool(flags & RTNH_F_ONLINK))
 
 
 def parse_answer(data, offset: int, end: int) -> RouteAnswer:

@@ -22,7 +22,7 @@ description:
     before anything changes, naming both.
   - Each O(routes[].via) must be directly reachable, as C(ip route get <via>) answering a route without a gateway
     shows (the test of flannel's C(host-gw)). Otherwise the task fails before anything changes, naming every
-    such route by O(routes[].name), destination and gateway.
+    such route by O(routes[].name), destination and gateway (unless the route is O(routes[].onlink)).
   - All changes go to the kernel in one batch. If the kernel refuses any of them, the ones it accepted are undone
     and the task fails naming the refused routes, so a run changes all of its routes or none.
   - The routes live in the kernel only, like C(ip route add); they are gone after a reboot or when a network
@@ -44,6 +44,8 @@ attributes:
     details:
       - Reads the table and asks the kernel about every gateway as a real run does, then reports what would be
         added, replaced and removed without changing anything.
+      - The O(routes[].dev) of an O(routes[].onlink) route may be missing in check mode, taken for a device an
+        earlier task would have made (a VXLAN device).
   diff_mode:
     support: full
     details:
@@ -93,6 +95,15 @@ options:
           - The route's metric (priority); lower wins.
           - When omitted, the kernel's default for a route that names none, V(0) for IPv4 and V(1024) for IPv6.
         type: int
+      onlink:
+        description:
+          - Take O(routes[].via) as on the link of O(routes[].dev) without asking the kernel (C(onlink) in
+            C(ip route)), as a route through a VXLAN device to a peer's VTEP address needs. Needs both
+            O(routes[].via) and O(routes[].dev); the adjacency check is skipped for such a route.
+          - The returned routes carry C(onlink=true) when set.
+        type: bool
+        default: false
+        version_added: 1.2.0
       name:
         description:
           - What the route is for, such as the peer host it leads to. Used in messages and returned values only;

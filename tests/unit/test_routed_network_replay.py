@@ -28,7 +28,9 @@ def render_script(**variables) -> str:
     return render("routed_network", "replay.sh.j2", **{
         "cni_cluster_cidr": "10.244.0.0/16", "cni_cluster_cidr_v6": "fd44::/48", "inventory_hostname": "b",
         "cni_cluster_allocation": DUAL_ALLOCATION, "cni_cluster_own_subnet": "10.244.1.0/24",
-        "cni_cluster_own_subnet_v6": "fd44:0:0:1::/64", "cni_cluster_membership": {"kept": KEPT}, **variables})
+        "cni_cluster_own_subnet_v6": "fd44:0:0:1::/64", "cni_cluster_membership": {"kept": KEPT},
+        "cni_cluster_underlay": {"interface": "eth0", "mtu": 1500, "adjacent": ["a"], "not_adjacent": []},
+        **variables})
 
 
 def commands(script: str) -> list:
@@ -54,6 +56,32 @@ def test_the_script_puts_back_forwarding_then_the_chains_then_the_routes_of_both
         "replay_route unreachable 10.244.1.0/24 metric 1000  # b",
         "replay_route unreachable fd44:0:0:1::/64 metric 1000  # b"]
     assert subprocess.run(["sh", "-n"], input=script, text=True, check=False).returncode == 0
+
+
+def test_the_script_makes_the_vxlan_device_and_its_peers_before_the_routes_through_it():
+    # One segment apart: b reaches a through VXLAN (an IPv4 network, as VXLAN carries IPv4 only).
+    script = render_script(
+        cni_cluster_cidr_v6="", cni_cluster_vxlan_device="cnit-vx0", cni_cluster_vxlan_vni=7, cni_cluster_vxlan_port=4789,
+        cni_cluster_underlay={"interface": "eth1", "mtu": 1500, "adjacent": [],
+                              "not_adjacent": [{"name": "a", "address": "192.0.2.1", "reason": "via 198.51.100.1"}]})
+
+    assert commands(script) == [
+        "replay_sysctl /proc/sys/net/ipv6/conf/eth0/accept_ra 2",
+        "replay_sysctl /proc/sys/net/ipv4/ip_forward 1",
+        "replay_chain iptables nat CNIKIT-MASQ-164CF1CA",
+        "replay_rule iptables nat CNIKIT-MASQ-164CF1CA -d 10.244.0.0/16 -j RETURN",
+        "replay_rule iptables nat CNIKIT-MASQ-164CF1CA '!' -d 224.0.0.0/4 -j MASQUERADE",
+        "replay_jump iptables nat POSTROUTING -s 10.244.0.0/16 -m comment --comment "
+        "'cnikit.cni cluster network cluster' -j CNIKIT-MASQ-164CF1CA",
+        "replay_vxlan cnit-vx0 7 4789 192.0.2.2 eth1 0a:58:0a:f4:01:00 10.244.1.0",
+        "replay_vxlan_peer cnit-vx0 10.244.0.0 0a:58:0a:f4:00:00 192.0.2.1  # a",
+        "replay_route unicast 10.244.0.0/24 via 10.244.0.0 dev cnit-vx0 onlink  # a",
+        "replay_route unreachable 10.244.1.0/24 metric 1000  # b"]
+    assert subprocess.run(["sh", "-n"], input=script, text=True, check=False).returncode == 0
+
+
+def test_the_script_makes_no_vxlan_device_where_every_peer_is_adjacent():
+    assert "replay_vxlan " not in "\n".join(commands(render_script(cni_cluster_cidr_v6="")))
 
 
 def test_the_script_sets_the_protocol_number_the_role_gives_cni_route():

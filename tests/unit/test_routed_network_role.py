@@ -30,7 +30,7 @@ def test_the_peer_routes_go_via_the_addresses_the_allocation_checked():
     template = jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(role_vars()["cni_cluster_peer_routes"])
 
     routes = ast.literal_eval(template.render(cni_cluster_allocation=allocation, inventory_hostname="b",
-                                              cni_cluster_families=[""]))
+                                              cni_cluster_families=[""], cni_cluster_vxlan_peer_names=[]))
 
     assert routes == [{"dst": "10.244.0.0/24", "via": "192.0.2.1", "name": "a"},
                       {"dst": "10.244.2.0/24", "via": "192.0.2.3", "name": "c"}]
@@ -43,10 +43,50 @@ def test_a_dual_stack_networks_ipv6_routes_go_via_the_peers_ipv6_addresses():
     template = jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(role_vars()["cni_cluster_peer_routes"])
 
     routes = ast.literal_eval(template.render(cni_cluster_allocation=allocation, inventory_hostname="b",
-                                              cni_cluster_families=["", "_v6"]))
+                                              cni_cluster_families=["", "_v6"], cni_cluster_vxlan_peer_names=[]))
 
     assert routes == [{"dst": "10.244.0.0/24", "via": "192.0.2.1", "name": "a"},
                       {"dst": "fd44::/64", "via": "2001:db8::1", "name": "a"}]
+
+
+def test_a_vxlan_peer_is_routed_through_its_vtep_onlink_and_the_others_via_their_address():
+    allocation = {"subnets": {"a": "10.244.0.0/24", "b": "10.244.1.0/24", "c": "10.244.2.0/24"},
+                  "addresses": {"a": "192.0.2.1", "b": "192.0.2.2", "c": "198.51.100.3"}}
+    template = jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(role_vars()["cni_cluster_peer_routes"])
+
+    routes = ast.literal_eval(template.render(cni_cluster_allocation=allocation, inventory_hostname="b",
+                                              cni_cluster_families=[""], cni_cluster_vxlan_peer_names=["c"],
+                                              cni_cluster_vxlan_device="cni-vxlan0"))
+
+    assert routes == [{"dst": "10.244.0.0/24", "via": "192.0.2.1", "name": "a"},
+                      {"dst": "10.244.2.0/24", "via": "10.244.2.0", "dev": "cni-vxlan0", "onlink": True, "name": "c"}]
+
+
+def test_each_vxlan_peer_has_its_vtep_and_a_mac_every_host_computes_alike():
+    allocation = {"subnets": {"a": "10.244.0.0/24", "b": "10.244.1.0/24", "c": "10.244.202.0/24"},
+                  "addresses": {"a": "192.0.2.1", "b": "192.0.2.2", "c": "198.51.100.3"}}
+    peers = ast.literal_eval(render_var("cni_cluster_vxlan_peers", cni_cluster_allocation=allocation,
+                                        inventory_hostname="a", cni_cluster_vxlan_peer_names=["c"]))
+    own = render_var("cni_cluster_vxlan_mac", cni_cluster_vxlan_vtep="10.244.202.0")
+
+    assert peers == [{"name": "c", "subnet": "10.244.202.0/24", "vtep": "10.244.202.0", "mac": "0a:58:0a:f4:ca:00",
+                      "underlay": "198.51.100.3"}]
+    assert own == "0a:58:0a:f4:ca:00"  # c's own MAC, as c computes it, is the one a points at
+
+
+@pytest.mark.parametrize("vxlan_peers, override, address, expected", [
+    ([], None, "192.0.2.1", 1500),
+    ([{"name": "c"}], None, "192.0.2.1", 1450),
+    ([{"name": "c"}], None, "2001:db8::1", 1430),
+    ([{"name": "c"}], 1400, "192.0.2.1", 1400),
+])
+def test_the_mtu_is_the_uplinks_less_vxlans_header_unless_overridden(vxlan_peers, override, address, expected):
+    context = {"cni_cluster_underlay": {"mtu": 1500}, "cni_cluster_vxlan_peers": vxlan_peers,
+               "cni_cluster_allocation": {"addresses": {"a": address}}, "inventory_hostname": "a"}
+    if override is not None:
+        context["cni_cluster_mtu"] = override
+    overhead = render_var("cni_cluster_vxlan_overhead", **context)
+    assert int(render_var("cni_cluster_network_mtu", cni_cluster_vxlan_overhead=overhead, **context)) == expected
 
 
 def render_var(name: str, **context) -> str:
@@ -55,8 +95,8 @@ def render_var(name: str, **context) -> str:
     variables = role_vars()
     environment = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True)
     environment.filters["bool"] = lambda value: value if isinstance(value, bool) else str(value).lower() in ("true", "yes", "1")
-    for own in ("cni_cluster_dual_stack", "cni_cluster_flannel_env_header", "cni_cluster_network_mtu"):
-        if own not in context:
+    for own in ("cni_cluster_dual_stack", "cni_cluster_flannel_env_header"):
+        if own not in context and own in variables[name]:
             context[own] = environment.from_string(str(variables[own])).render(**context)
     return environment.from_string(variables[name]).render(**context)
 
@@ -71,7 +111,8 @@ def test_flannels_subnet_file_is_in_flannels_format_under_the_roles_header(dual,
     allocation = {"gateways": {"b": "10.244.1.1/24"}, "gateways_v6": {"b": "fd44:0:0:1::1/64"}}
     text = render_var("cni_cluster_flannel_env_text", cni_cluster_allocation=allocation, inventory_hostname="b",
                       cni_cluster_network="cluster", cni_cluster_cidr="10.244.0.0/16",
-                      cni_cluster_cidr_v6="fd44::/48" if dual else "", cni_cluster_masquerade=masquerade)
+                      cni_cluster_cidr_v6="fd44::/48" if dual else "", cni_cluster_masquerade=masquerade,
+                      cni_cluster_network_mtu=1500)
     lines = text.splitlines()
     assert lines[0] == "# Written by cnikit.cni.routed_network for the network cluster, in place of flanneld"
     assert "=" not in lines[0]  # flannel's reader skips a line without one

@@ -18,11 +18,18 @@ its own /proc, /sys, /dev and /run: its commands, Python and libraries are that 
 Usage:
   fleet.py up --work DIR --prefix cnit-f- --subnet 10.199.0 HOST=ADDRESS_INDEX[:USER][@TREE] ...
   fleet.py down --work DIR --prefix cnit-f-
+  fleet.py router --name cnit-s-router ADDRESS/LEN@BRIDGE ...
+  fleet.py router-down --name cnit-s-router
   fleet.py venv DIR PYTHON REQUIREMENTS_FILE [--floors]
   fleet.py trees DIR SUITE ...
 
 ``trees`` builds (in parallel) a Debian userland per suite with debootstrap from the machine's own
 mirror, with everything a host needs to converge offline, and prints each suite's directory.
+
+``router`` joins fleets' bridges (each ``up`` makes one segment) through a network namespace of its
+own that forwards between them, with ADDRESS on its link to each BRIDGE: the router hosts on
+different segments reach each other through, never the machine's own namespace. ``router-down``
+removes the namespace and its links.
 
 ``up`` prints ``{"changed": bool, ...}``: a fleet already up and answering is left alone.
 ``down`` removes everything ``up`` made, whatever state a failed run left."""
@@ -377,6 +384,34 @@ def down(args) -> dict:
             "users": state.get("users", [])}
 
 
+# -- a router between segments --------------------------------------------------------------------
+
+def router(args) -> dict:
+    """The namespace ``args.name``, one veth into each bridge with its address, forwarding IPv4."""
+    if os.path.exists(f"/run/netns/{args.name}"):
+        return {"changed": False, "name": args.name}
+    run("ip", "netns", "add", args.name)
+    for index, link in enumerate(args.links):
+        address, bridge = link.rsplit("@", 1)
+        # The outside end's name: the router's name with the link's number, inside the kernel's 15 bytes.
+        outside = f"{args.name[:12]}-{index}"
+        run("ip", "link", "add", outside, "type", "veth", "peer", "name", f"eth{index}", "netns", args.name)
+        run("ip", "link", "set", outside, "master", bridge, "up")
+        run("ip", "-n", args.name, "addr", "add", address, "dev", f"eth{index}")
+        run("ip", "-n", args.name, "link", "set", f"eth{index}", "up")
+    run("ip", "netns", "exec", args.name, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+    return {"changed": True, "name": args.name}
+
+
+def router_down(args) -> dict:
+    """The router's namespace goes, and with it the inside ends of its veths, so the outside ones."""
+    exists = os.path.exists(f"/run/netns/{args.name}")
+    if exists:
+        run("ip", "netns", "del", args.name)
+    links = remove_links(f"{args.name[:12]}-")
+    return {"changed": exists or bool(links), "name": args.name}
+
+
 # -- venvs for the hosts' interpreters ------------------------------------------------------------
 
 def requirements(path: str, floors: bool, python: str) -> list:
@@ -501,6 +536,10 @@ def main() -> None:
         command.add_argument("--prefix", required=True)
     commands.choices["up"].add_argument("--subnet", required=True, help="the test /24's first three octets")
     commands.choices["up"].add_argument("hosts", nargs="+", metavar="NAME=INDEX[:USER]")
+    for name in ("router", "router-down"):
+        command = commands.add_parser(name)
+        command.add_argument("--name", required=True)
+    commands.choices["router"].add_argument("links", nargs="+", metavar="ADDRESS/LEN@BRIDGE")
     command = commands.add_parser("venv")
     command.add_argument("dir")
     command.add_argument("python")
@@ -514,7 +553,10 @@ def main() -> None:
         args.work = os.path.abspath(args.work)
     if os.geteuid() != 0 and args.command != "venv":
         raise SystemExit("fleet.py: must run as root")
-    print(json.dumps({"up": up, "down": down, "venv": venv, "trees": trees}[args.command](args)))
+    if args.command.startswith("router") and not args.name.startswith("cnit-"):
+        raise SystemExit(f"fleet.py: router name {args.name!r} must start with 'cnit-'")
+    commands = {"up": up, "down": down, "router": router, "router-down": router_down, "venv": venv, "trees": trees}
+    print(json.dumps(commands[args.command](args)))
 
 
 if __name__ == "__main__":

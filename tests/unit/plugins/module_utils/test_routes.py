@@ -347,3 +347,39 @@ def test_route_lines_read_as_ip_route_shows_them():
         "10.244.1.0/24 via 10.199.0.12 dev eth0 proto 210 metric 0"
     assert route("10.244.0.0/24", type="unreachable", metric=4000, table=100).line(OWN) == \
         "unreachable 10.244.0.0/24 proto 210 metric 4000 table 100"
+
+
+# -- onlink ------------------------------------------------------------------------------------------
+
+def test_an_onlink_route_is_another_route_than_the_same_without_onlink():
+    plan = make_plan([desired("10.244.2.0/24", "10.244.2.0", dev="vx0", onlink=True)], CLUSTER,
+                     [route("10.244.2.0/24", "10.244.2.0", dev="vx0")], OWN)
+    assert [new.onlink for _old, new in plan.replace] == [True]
+    assert route("10.244.2.0/24", "10.244.2.0", dev="vx0", onlink=True).line(OWN) == \
+        "10.244.2.0/24 via 10.244.2.0 dev vx0 onlink proto 210 metric 0"
+
+
+@pytest.mark.parametrize("item", [{"dst": "10.244.2.0/24", "via": "10.244.2.0", "onlink": True},
+                                  {"dst": "10.244.2.0/24", "dev": "vx0", "onlink": True}])
+def test_an_onlink_route_needs_via_and_dev(item):
+    with pytest.raises(ConfigError) as raised:
+        parse_options(params(routes=[item]))
+    assert raised.value.path == "routes[0].onlink"
+
+
+def test_an_onlink_gateway_is_not_asked_of_the_kernel_and_its_dev_may_be_planned_in_check_mode(monkeypatch):
+    def no_such_interface(name):
+        raise OSError(19, "No such device")
+
+    monkeypatch.setattr(_routes.socket, "if_nametoindex", no_such_interface)
+
+    class Kernel(RefusingNetlink):
+        def get(self, addresses, oifs):
+            assert addresses == []
+            return []
+
+    options = parse_options(params(routes=[{"dst": "10.244.2.0/24", "via": "10.244.2.0", "dev": "vx0",
+                                            "onlink": True}]))
+    assert [route.oif for route in _routes.resolve_gateways(Kernel(), options.routes, planned_devs=True)] == [0]
+    with pytest.raises(ConfigError, match="no interface of this name"):
+        _routes.resolve_gateways(Kernel(), options.routes)

@@ -24,6 +24,7 @@ NOT_PLUGIN_NAMES = {
     ("_routes.py", "static"): "the name of route protocol 4",
     ("_routes.py", "dhcp"): "the name of route protocol 16",
     ("_schemas.py", "bandwidth"): "a capability name of the CNI conventions",
+    ("_vxlan.py", "bridge"): "iproute2's bridge command, which edits a VXLAN device's FDB",
 }
 
 

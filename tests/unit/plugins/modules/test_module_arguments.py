@@ -10,9 +10,11 @@ import pytest
 
 from ansible_collections.cnikit.cni.plugins.modules import (
     cni_attach, cni_cluster_member, cni_gc, cni_info, cni_netns, cni_network, cni_plugin_install, cni_route,
+    cni_underlay_info, cni_vxlan,
 )
 
-MODULES = [cni_attach, cni_cluster_member, cni_gc, cni_info, cni_netns, cni_network, cni_plugin_install, cni_route]
+MODULES = [cni_attach, cni_cluster_member, cni_gc, cni_info, cni_netns, cni_network, cni_plugin_install, cni_route,
+           cni_underlay_info, cni_vxlan]
 # The fewest arguments each module accepts.
 MINIMAL = {
     cni_attach: {"network": "web", "netns": "cnit-rf-ns"},
@@ -23,6 +25,8 @@ MINIMAL = {
     cni_network: {"name": "web", "plugins": [{"type": "loopback"}]},
     cni_plugin_install: {"version": "1.1.1"},
     cni_route: {},
+    cni_underlay_info: {"address": "10.199.0.11"},
+    cni_vxlan: {"state": "absent"},
 }
 SHARED_DEFAULTS = {"cni_path": ["/opt/cni/bin"], "conf_dir": "/etc/cni/net.d", "cache_dir": "/var/lib/cni",
                    "timeout": 60.0}
@@ -223,7 +227,7 @@ def test_cni_route_defaults(parse_arguments):
     assert {k: params[k] for k in ("within", "protocol", "table", "state")} == {
         "within": [], "protocol": 210, "table": 254, "state": "present"}
     assert params["routes"] == [{"dst": "10.244.1.0/24", "via": "10.199.0.12", "dev": None, "type": "unicast",
-                                 "metric": None, "name": None}]
+                                 "metric": None, "onlink": False, "name": None}]
 
 
 @pytest.mark.parametrize("args, names", [
@@ -235,6 +239,13 @@ def test_cni_route_defaults(parse_arguments):
 ])
 def test_cni_route_refuses(parse_arguments, args, names):
     assert names in rejected(parse_arguments, cni_route, **args)
+
+
+@pytest.mark.parametrize("missing", ["local", "dev", "vtep", "mac"])
+def test_cni_vxlan_present_needs_its_own_addresses(parse_arguments, missing):
+    args = {"local": "10.199.0.11", "dev": "eth0", "vtep": "10.244.0.0", "mac": "0a:58:0a:f4:00:00"}
+    del args[missing]
+    assert missing in rejected(parse_arguments, cni_vxlan, **args)
 
 
 def test_cni_route_without_routes_or_within_fails_naming_within(run_module):

@@ -1,0 +1,1 @@
+../../cluster/files/echo.py
