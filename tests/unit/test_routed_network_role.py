@@ -65,9 +65,11 @@ def test_a_vxlan_peer_is_routed_through_its_vtep_onlink_and_the_others_via_their
 def test_each_vxlan_peer_has_its_vtep_and_a_mac_every_host_computes_alike():
     allocation = {"subnets": {"a": "10.244.0.0/24", "b": "10.244.1.0/24", "c": "10.244.202.0/24"},
                   "addresses": {"a": "192.0.2.1", "b": "192.0.2.2", "c": "198.51.100.3"}}
+    endpoints = ast.literal_eval(render_var("cni_cluster_vxlan_endpoints", cni_cluster_allocation=allocation))
     peers = ast.literal_eval(render_var("cni_cluster_vxlan_peers", cni_cluster_allocation=allocation,
-                                        inventory_hostname="a", cni_cluster_vxlan_peer_names=["c"]))
-    own = render_var("cni_cluster_vxlan_mac", cni_cluster_vxlan_vtep="10.244.202.0")
+                                        cni_cluster_vxlan_endpoints=endpoints, inventory_hostname="a",
+                                        cni_cluster_vxlan_peer_names=["c"]))
+    own = render_var("cni_cluster_vxlan_mac", cni_cluster_vxlan_endpoints=endpoints, inventory_hostname="c")
 
     assert peers == [{"name": "c", "subnet": "10.244.202.0/24", "vtep": "10.244.202.0", "mac": "0a:58:0a:f4:ca:00",
                       "underlay": "198.51.100.3"}]
@@ -91,10 +93,11 @@ def test_the_mtu_is_the_uplinks_less_vxlans_header_unless_overridden(vxlan_peers
 
 def render_var(name: str, **context) -> str:
     """A variable of vars/main.yml rendered as Ansible would, with the variables it refers to given
-    (rendered first when they are the role's own too) and Ansible's bool filter."""
+    (rendered first when they are the role's own too) and Ansible's bool and (two-dict) combine filters."""
     variables = role_vars()
     environment = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True)
     environment.filters["bool"] = lambda value: value if isinstance(value, bool) else str(value).lower() in ("true", "yes", "1")
+    environment.filters["combine"] = lambda first, second: {**first, **second}
     for own in ("cni_cluster_dual_stack", "cni_cluster_flannel_env_header"):
         if own not in context and own in variables[name]:
             context[own] = environment.from_string(str(variables[own])).render(**context)
