@@ -18,6 +18,15 @@ KEPT = {
                 "jump": ["-s", "10.244.0.0/16", "-m", "comment", "--comment", "cnikit.cni cluster network cluster",
                          "-j", "CNIKIT-MASQ-164CF1CA"],
                 "rules": [["-d", "10.244.0.0/16", "-j", "RETURN"], ["!", "-d", "224.0.0.0/4", "-j", "MASQUERADE"]]}]}
+# What KEPT renders to: forwarding (accept_ra first), then the chain with its rules and its jump.
+KEPT_COMMANDS = [
+    "replay_sysctl /proc/sys/net/ipv6/conf/eth0/accept_ra 2",
+    "replay_sysctl /proc/sys/net/ipv4/ip_forward 1",
+    "replay_chain iptables nat CNIKIT-MASQ-164CF1CA",
+    "replay_rule iptables nat CNIKIT-MASQ-164CF1CA -d 10.244.0.0/16 -j RETURN",
+    "replay_rule iptables nat CNIKIT-MASQ-164CF1CA '!' -d 224.0.0.0/4 -j MASQUERADE",
+    "replay_jump iptables nat POSTROUTING -s 10.244.0.0/16 -m comment --comment "
+    "'cnikit.cni cluster network cluster' -j CNIKIT-MASQ-164CF1CA"]
 DUAL_ALLOCATION = {"subnets": {"a": "10.244.0.0/24", "b": "10.244.1.0/24"},
                    "addresses": {"a": "192.0.2.1", "b": "192.0.2.2"},
                    "subnets_v6": {"a": "fd44::/64", "b": "fd44:0:0:1::/64"},
@@ -43,14 +52,7 @@ def test_the_script_puts_back_forwarding_then_the_chains_then_the_routes_of_both
 
     assert script.startswith("#!/bin/sh\n# Written by cnikit.cni.routed_network for the network cluster: ")
     assert "\nprotocol=210\n" in script
-    assert commands(script) == [
-        "replay_sysctl /proc/sys/net/ipv6/conf/eth0/accept_ra 2",
-        "replay_sysctl /proc/sys/net/ipv4/ip_forward 1",
-        "replay_chain iptables nat CNIKIT-MASQ-164CF1CA",
-        "replay_rule iptables nat CNIKIT-MASQ-164CF1CA -d 10.244.0.0/16 -j RETURN",
-        "replay_rule iptables nat CNIKIT-MASQ-164CF1CA '!' -d 224.0.0.0/4 -j MASQUERADE",
-        "replay_jump iptables nat POSTROUTING -s 10.244.0.0/16 -m comment --comment "
-        "'cnikit.cni cluster network cluster' -j CNIKIT-MASQ-164CF1CA",
+    assert commands(script) == KEPT_COMMANDS + [
         "replay_route unicast 10.244.0.0/24 via 192.0.2.1  # a",
         "replay_route unicast fd44::/64 via 2001:db8::1  # a",
         "replay_route unreachable 10.244.1.0/24 metric 1000  # b",
@@ -65,14 +67,7 @@ def test_the_script_makes_the_vxlan_device_and_its_peers_before_the_routes_throu
         cni_cluster_underlay={"interface": "eth1", "mtu": 1500, "adjacent": [],
                               "not_adjacent": [{"name": "a", "address": "192.0.2.1", "reason": "via 198.51.100.1"}]})
 
-    assert commands(script) == [
-        "replay_sysctl /proc/sys/net/ipv6/conf/eth0/accept_ra 2",
-        "replay_sysctl /proc/sys/net/ipv4/ip_forward 1",
-        "replay_chain iptables nat CNIKIT-MASQ-164CF1CA",
-        "replay_rule iptables nat CNIKIT-MASQ-164CF1CA -d 10.244.0.0/16 -j RETURN",
-        "replay_rule iptables nat CNIKIT-MASQ-164CF1CA '!' -d 224.0.0.0/4 -j MASQUERADE",
-        "replay_jump iptables nat POSTROUTING -s 10.244.0.0/16 -m comment --comment "
-        "'cnikit.cni cluster network cluster' -j CNIKIT-MASQ-164CF1CA",
+    assert commands(script) == KEPT_COMMANDS + [
         "replay_vxlan cnit-vx0 7 4789 192.0.2.2 eth1 0a:58:0a:f4:01:00 10.244.1.0",
         "replay_vxlan_peer cnit-vx0 10.244.0.0 0a:58:0a:f4:00:00 192.0.2.1  # a",
         "replay_route unicast 10.244.0.0/24 via 10.244.0.0 dev cnit-vx0 onlink  # a",
