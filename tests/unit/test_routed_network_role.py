@@ -8,6 +8,8 @@ role as Ansible runs it is molecule's scenario cluster.)"""
 from __future__ import annotations
 
 import ast
+import base64
+import json
 from pathlib import Path
 
 import jinja2
@@ -93,15 +95,28 @@ def test_the_mtu_is_the_uplinks_less_vxlans_header_unless_overridden(vxlan_peers
 
 def render_var(name: str, **context) -> str:
     """A variable of vars/main.yml rendered as Ansible would, with the variables it refers to given
-    (rendered first when they are the role's own too) and Ansible's bool and (two-dict) combine filters."""
+    (rendered first when they are the role's own too) and the Ansible filters they use."""
     variables = role_vars()
-    environment = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True)
-    environment.filters["bool"] = lambda value: value if isinstance(value, bool) else str(value).lower() in ("true", "yes", "1")
-    environment.filters["combine"] = lambda first, second: {**first, **second}
+    environment = ansible_like_environment()
     for own in ("cni_cluster_dual_stack", "cni_cluster_flannel_env_header"):
         if own not in context and own in variables[name]:
             context[own] = environment.from_string(str(variables[own])).render(**context)
     return environment.from_string(variables[name]).render(**context)
+
+
+def render_expression(expression: str, **context) -> str:
+    """A task's templated value, rendered as render_var renders the role's variables."""
+    return ansible_like_environment().from_string(expression).render(**context)
+
+
+def ansible_like_environment() -> jinja2.Environment:
+    """Jinja with the few filters of Ansible's that the role's variables use."""
+    environment = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True)
+    environment.filters["bool"] = lambda value: value if isinstance(value, bool) else str(value).lower() in ("true", "yes", "1")
+    environment.filters["combine"] = lambda first, second: {**first, **second}
+    environment.filters["b64decode"] = lambda text: base64.b64decode(text).decode()
+    environment.filters["from_json"] = json.loads
+    return environment
 
 
 @pytest.mark.parametrize("dual, masquerade, expected", [
@@ -141,3 +156,30 @@ def test_no_fact_of_a_role_takes_the_name_of_its_input(role):
     facts = set().union(*(set_facts(yaml.safe_load(path.read_text(encoding="utf-8")) or [])
                           for path in (ROLES / role / "tasks").glob("*.yml")))
     assert facts & options == set()
+
+
+def report_expression() -> str:
+    """The expression of present.yml's fact of the attachments that keep an older MTU."""
+    tasks = yaml.safe_load((ROLE / "tasks" / "present.yml").read_text(encoding="utf-8"))
+    facts = [task["ansible.builtin.set_fact"] for task in tasks if "cni_cluster_mtu_outdated_attachments"
+             in task.get("ansible.builtin.set_fact", {})]
+    assert len(facts) == 1
+    return facts[0]["cni_cluster_mtu_outdated_attachments"]
+
+
+@pytest.mark.parametrize("network_file, mtu_now, expected", [
+    (None, 1450, 0),  # no file before this run: no attachment was made with another MTU
+    ({"plugins": [{"type": "bridge"}]}, 1450, 2),  # a file without an MTU: the kernel's 1500
+    ({"plugins": [{"type": "bridge", "mtu": 1450}]}, 1450, 0),
+    ({"plugins": [{"type": "bridge", "mtu": 1500}]}, 1450, 2),
+    ({"plugins": [{"type": "bridge", "mtu": 1450}]}, 1500, 2),
+])
+def test_attachments_made_with_another_mtu_are_reported(network_file, mtu_now, expected):
+    slurped = {} if network_file is None else {"content": base64.b64encode(json.dumps(network_file).encode()).decode()}
+    attachments = [{"network": "cluster"}, {"network": "cluster"}, {"network": "other"}]
+    context = {"cni_cluster_network_file": slurped, "cni_cluster_network": "cluster",
+               "cni_cluster_observed": {"attachments": attachments}, "cni_cluster_network_mtu": mtu_now}
+    context["cni_cluster_mtu_before"] = render_var("cni_cluster_mtu_before", **context)
+    context["cni_cluster_observed_attachments"] = render_var("cni_cluster_observed_attachments", **context)
+
+    assert int(render_expression(report_expression(), **context)) == expected
