@@ -183,3 +183,28 @@ def test_attachments_made_with_another_mtu_are_reported(network_file, mtu_now, e
     context["cni_cluster_observed_attachments"] = render_var("cni_cluster_observed_attachments", **context)
 
     assert int(render_expression(report_expression(), **context)) == expected
+
+
+def vxlan_family_check() -> dict:
+    tasks = yaml.safe_load((ROLE / "tasks" / "present.yml").read_text(encoding="utf-8"))
+    checks = [task["ansible.builtin.assert"] for task in tasks
+              if task.get("name") == "Check VXLAN is asked only of a network of IPv4 alone"]
+    assert len(checks) == 1
+    return checks[0]
+
+
+@pytest.mark.parametrize("cidr, cidr_v6, vxlan_peers, passes, families", [
+    ("10.244.0.0/16", "", ["c"], True, "IPv4"),
+    ("10.244.0.0/16", "fd44::/48", [], True, "IPv4 and IPv6"),
+    ("10.244.0.0/16", "fd44::/48", ["c"], False, "IPv4 and IPv6"),
+    ("fd44::/48", "", ["c"], False, "IPv6"),  # an IPv6 network has no IPv4 VTEP addresses
+])
+def test_vxlan_is_refused_for_a_network_with_an_ipv6_family(cidr, cidr_v6, vxlan_peers, passes, families):
+    context = {"cni_cluster_cidr": cidr, "cni_cluster_cidr_v6": cidr_v6, "cni_cluster_vxlan_peer_names": vxlan_peers,
+               "cni_cluster_backend": "auto"}
+    context["cni_cluster_families_of_network"] = ast.literal_eval(render_var("cni_cluster_families_of_network", **context))
+    check = vxlan_family_check()
+
+    assert render_expression("{{ " + check["that"] + " }}", **context) == str(passes)
+    assert f"this {families} network would reach c through VXLAN" in " ".join(
+        render_expression(check["fail_msg"], **{**context, "cni_cluster_vxlan_peer_names": ["c"]}).split())
