@@ -49,7 +49,8 @@ def script(tmp_path):
     path = tmp_path / "replay"
     path.write_text(render("routed_network", "replay.sh.j2", cni_cluster_cidr="10.244.0.0/16", inventory_hostname="b",
                            cni_cluster_allocation=ALLOCATION, cni_cluster_own_subnet="10.244.1.0/24",
-                           cni_cluster_membership={"kept": KEPT}))
+                           cni_cluster_membership={"kept": KEPT},
+                           cni_cluster_underlay={"interface": "eth0", "mtu": 1500, "adjacent": ["a", "c"], "not_adjacent": []}))
     return str(path)
 
 
