@@ -146,7 +146,9 @@ build_and_install_collection() {
   ansible-galaxy collection build "$REPO_ROOT" --output-path "$dist" >&2
   local tarball
   tarball="$(echo "$dist"/cnikit-cni-*.tar.gz)"
-  ansible-galaxy collection install "$tarball" -p "$INSTALLED_COLLECTIONS" >&2
+  # --force: a copy in a configured collections path (~/.ansible/collections, where a bare
+  # ansible-lint run installs the collection it lints) would otherwise count as installed already.
+  ansible-galaxy collection install --force "$tarball" -p "$INSTALLED_COLLECTIONS" >&2
   echo "$tarball"
 }
 
