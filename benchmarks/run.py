@@ -495,13 +495,19 @@ def kept_payloads(remote_tmp: str) -> dict:
     return found
 
 
+# A payload runs in the environment of a managed node reached over SSH, which does not have the
+# PYTHONDONTWRITEBYTECODE=1 of this machine's shells: with it, the collection's modules keep no
+# compiled module_utils (plugins/module_utils/_bytecode.py) and every run compiles them again.
+PAYLOAD_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+
+
 def run_payload(path: str) -> tuple:
     """(wall seconds, CPU seconds) of one run of a kept payload in the case's namespace, which
     must change nothing."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     run = subprocess.run(["ip", "netns", "exec", PAYLOAD_NETNS, PYTHON, path], capture_output=True, text=True,
-                         check=False, cwd=os.path.dirname(path))
+                         check=False, cwd=os.path.dirname(path), env=PAYLOAD_ENV)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     result = json.loads(run.stdout) if run.returncode == 0 and run.stdout.strip() else {"failed": True, "msg": run.stderr}
@@ -528,7 +534,7 @@ sys.stderr.write("payload-split %f %f\\n" % (own.ru_utime + own.ru_stime, plugin
 def payload_split(path: str) -> tuple:
     """(CPU seconds of the payload's own process, of the processes it ran) of one run."""
     run = subprocess.run(["ip", "netns", "exec", PAYLOAD_NETNS, PYTHON, "-c", PAYLOAD_SPLIT, path], capture_output=True,
-                         text=True, check=True, cwd=os.path.dirname(path))
+                         text=True, check=True, cwd=os.path.dirname(path), env=PAYLOAD_ENV)
     own, children = next(line for line in run.stderr.splitlines() if line.startswith("payload-split ")).split()[1:]
     return float(own), float(children)
 

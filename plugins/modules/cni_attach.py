@@ -339,6 +339,8 @@ attachments:
   elements: dict
 """
 
+# First: the module_utils imported below are compiled once per host and Python, not on every run.
+from ansible_collections.cnikit.cni.plugins.module_utils import _bytecode  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.cnikit.cni.plugins.module_utils import _attach_task
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_module
 

@@ -221,6 +221,8 @@ changes:
     - iptables -w -t filter -N CNIKIT-FWD-164CF1CA
 """
 
+# First: the module_utils imported below are compiled once per host and Python, not on every run.
+from ansible_collections.cnikit.cni.plugins.module_utils import _bytecode  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.cnikit.cni.plugins.module_utils import _cluster_member_task
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_module
 

@@ -114,6 +114,8 @@ errors:
   elements: dict
 """
 
+# First: the module_utils imported below are compiled once per host and Python, not on every run.
+from ansible_collections.cnikit.cni.plugins.module_utils import _bytecode  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.cnikit.cni.plugins.module_utils import _netns_task
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_module
 

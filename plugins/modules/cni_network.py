@@ -305,6 +305,8 @@ backup_files:
   sample: [/etc/cni/net.d/10-web.conflist.12345.2026-11-21@09:00:00~]
 """
 
+# First: the module_utils imported below are compiled once per host and Python, not on every run.
+from ansible_collections.cnikit.cni.plugins.module_utils import _bytecode  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.cnikit.cni.plugins.module_utils import _network_task
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_module
 

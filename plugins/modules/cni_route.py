@@ -230,6 +230,8 @@ conflicts:
     - {dst: 10.244.9.0/24, via: 10.199.0.99, dev: eth0, type: unicast, metric: 0, table: 254, protocol: 4}
 """
 
+# First: the module_utils imported below are compiled once per host and Python, not on every run.
+from ansible_collections.cnikit.cni.plugins.module_utils import _bytecode  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.cnikit.cni.plugins.module_utils import _route_task
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_module
 

@@ -88,6 +88,8 @@ not_adjacent:
     - {name: fleet-3, address: 10.198.5.13, reason: "ip route get answers via 10.199.0.1 dev eth0"}
 """
 
+# First: the module_utils imported below are compiled once per host and Python, not on every run.
+from ansible_collections.cnikit.cni.plugins.module_utils import _bytecode  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.cnikit.cni.plugins.module_utils import _underlay_info_task
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_module
 

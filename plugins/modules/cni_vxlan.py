@@ -166,6 +166,8 @@ device:
     fdb: [{mac: "0a:58:0a:f4:02:00", dst: 10.198.5.13}]
 """
 
+# First: the module_utils imported below are compiled once per host and Python, not on every run.
+from ansible_collections.cnikit.cni.plugins.module_utils import _bytecode  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.cnikit.cni.plugins.module_utils import _vxlan_task
 from ansible_collections.cnikit.cni.plugins.module_utils._ansible_glue import run_module
 

@@ -131,6 +131,15 @@ def test_a_module_runs_its_task_file(module):
     assert f"run_module({task})" in module.read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize("module", [path for path in MODULES if "def main(" in path.read_text(encoding="utf-8")],
+                         ids=lambda path: path.stem)
+def test_a_module_imports_the_bytecode_hook_before_the_collection(module):
+    """CONTRIBUTING.md, "Adding a module": the hook only serves the module_utils imported after it."""
+    imports = [line for line in module.read_text(encoding="utf-8").splitlines()
+               if line.startswith("from ansible_collections.cnikit.cni.")]
+    assert imports[0].startswith("from ansible_collections.cnikit.cni.plugins.module_utils import _bytecode  ")
+
+
 @pytest.mark.parametrize("action", [path for path in ACTIONS if "_execute_module" not in path.read_text(encoding="utf-8")],
                          ids=lambda path: path.stem)
 def test_an_action_that_runs_no_module_runs_its_task_file(action):
