@@ -243,6 +243,7 @@ def run_case(plugin: str, case_id: str, conf, missing: set) -> Outcome:
             subprocess.run(["ip", "netns", "del", netns], capture_output=True, check=False)
             for name in (f"{PREFIX}b{slot}", f"{PREFIX}m{slot}a", f"{PREFIX}h{slot}a"):
                 subprocess.run(["ip", "link", "del", name], capture_output=True, check=False)
+            hostclean.drop_interface_rules({f"{PREFIX}b{slot}"}.__contains__)  # the firewall plugin's, on the bridge
             hostclean.clean(f"{PREFIX}d{slot}", ip_forward=forward)
     if binary == "fails" and any(marker in message for marker in ENVIRONMENT_MARKERS):
         binary = "environment"

@@ -1,5 +1,6 @@
 """Remove what tests left on the host: network namespaces and links whose name starts with a
-test prefix, and portmap's global CNI-HOSTPORT-* iptables chains once no container uses them.
+test prefix, the filter rules that match on such an interface (the firewall plugin's isolation
+rules), and portmap's global CNI-HOSTPORT-* iptables chains once no container uses them.
 
 Usage: python tests/utils/hostclean.py PREFIX [--ip-forward 0|1]
 Importable too: ``clean(prefix)``, and ``delete_cached(engine)`` for the attachments a test's
@@ -53,6 +54,21 @@ def clean_links(prefix: str) -> list:
     return removed
 
 
+def drop_interface_rules(matches) -> list:
+    """Delete the filter table's rules, IPv4 and IPv6, that match on an interface (``-i``/``-o``)
+    for which ``matches(name)`` holds: the firewall plugin's ingressPolicy rules, which its DEL
+    leaves for the bridge's other containers. Returns the rules deleted."""
+    dropped = []
+    for command in ("iptables", "ip6tables"):
+        for line in _run(command, "-S").stdout.splitlines():
+            words = shlex.split(line)
+            interfaces = [words[i + 1] for i, word in enumerate(words[:-1]) if word in ("-i", "-o")]
+            if words[:1] == ["-A"] and any(matches(name) for name in interfaces):
+                _run(command, "-D", *words[1:])
+                dropped.append(f"{command} {line}")
+    return dropped
+
+
 def clean_portmap_chains() -> bool:
     """Drop portmap's global chains when no per-container CNI-DN-* chain is left."""
     rules = _run("iptables", "-t", "nat", "-S").stdout
@@ -85,6 +101,7 @@ def clean(prefix: str, ip_forward: str | None = None) -> dict:
     if not prefix:
         raise ValueError("a prefix is required")
     report = {"namespaces": clean_namespaces(prefix), "links": clean_links(prefix),
+              "interface_rules": drop_interface_rules(lambda name: name.startswith(prefix)),
               "portmap_chains": clean_portmap_chains()}
     if ip_forward is not None:
         _run("sysctl", "-qw", f"net.ipv4.ip_forward={ip_forward}")
