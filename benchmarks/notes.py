@@ -354,10 +354,14 @@ are {plugins_share:.2f}× ping's whole payload ({_ms(ping_cpu)}), {floor_words};
     return f"""
 **Why.** {'Every payload is within the target.' if case['met'] else 'The target is not met.'} {standing} The worst in
 CPU time is `{worst_task}` ({case['ratios']['cpu'][worst_task]['median']:.2f}× ping's). A payload is a zip of
-its module and the `module_utils` it imports; the interpreter compiles each of them from source on every run
-(no bytecode is cached from a zip, and Python 3.11's zipimport compiles a file twice: once to find its name,
-once to run it), so a task pays for the lines it imports more than for the work it does when converged.
-What each converged task imports is only what its path needs: `cni_network` takes the verdict of its last
+its module and the `module_utils` it imports, and Python keeps no compiled code for what it imports from a
+zip: it compiles each file on every run (Python 3.11's zipimport twice: once only to learn its name). So
+each module imports `_bytecode` first, which compiles the collection's `module_utils` once per host and
+Python and keeps their code in `~/.cache/cnikit/bytecode/`; a later run loads it, checked against the hash
+of the source in its payload. Ping's payload, and Ansible's own `module_utils` in every payload, are still
+compiled on each run. The payloads run without this machine's `PYTHONDONTWRITEBYTECODE=1` (a managed node
+reached over SSH does not have it, and with it nothing is kept). What each converged task imports is only
+what its path needs: `cni_network` takes the verdict of its last
 validation (`_verdicts`) and imports neither the validation, nor the plugins' rules, nor `jsonschema`;
 nothing converged imports the installer's download code (`http.client`), which the manifest reading no
 longer pulls in (`_manifest_file`, below the executor). CPU time is the figure judged: on a machine
