@@ -312,15 +312,17 @@ the source directory and `dest` with the manifest, each binary known by its file
 nor run again ({_ms(one['cni_plugin_install']['median'])}). On all {case['hosts']} hosts at once a task takes the time of the slowest host
 plus the controller's share: ping {_ms(every['ping']['median'])}, `cni_attach` {_ms(every['cni_attach']['median'])}.
 
-**What was cut.** The module payload carries no compiled files, so the interpreter compiles every
-`module_utils` file a task imports, every run. A converged `cni_attach` with CHECK measured 1.51×
+**What was cut.** The module payload carries no compiled files, so the interpreter compiled every
+`module_utils` file a task imports, every run (section 7b: each module now keeps their code, compiled
+once per host). A converged `cni_attach` with CHECK measured 1.51×
 before two cuts (commit "The plugin-rules registry is imported on first use"): the plugins' rules
 (eighteen files with their schemas) are now imported only by what needs them (an ADD, a replace, a
 failed CHECK, validation), under a lock because the verbs run in worker threads; and the library check
 reads jsonschema's and pyroute2's versions from the metadata directory beside the package instead of
 importing `importlib.metadata` and scanning every path entry. Together about 20 ms a task. A second
 round, found by profiling the kept payloads (section 7b), cut what `cni_plugin_install`, `cni_info`,
-`cni_attach`'s CHECK, `cni_network` and `cni_cluster_member` imported or read without needing it.
+`cni_attach`'s CHECK, `cni_network` and `cni_cluster_member` imported or read without needing it. A third
+kept the compiled code of the collection's `module_utils` on the host (`_bytecode`, section 7b).
 
 **Hosts at fixed forks.** With {case['forks']} forks, from {first} to {last} hosts ping grows from
 {_ms(ping_growth[first]['median'])} to {_ms(ping_growth[last]['median'])} and the converged `cni_attach` from
@@ -380,7 +382,15 @@ the result cache. The same case on the commit before these cuts (d520bf9, with t
 right before a later run of the cuts (f275bd4), gave in CPU time × ping's: `cni_plugin_install` 1.40 then
 1.26, `cni_info` 1.42 then 1.23, `cni_cluster_member` 1.37 then 1.27, `cni_attach` 1.99 then 2.12 (its
 own process 686 then 576 ms, its plugins 195 then 173 ms), `cni_network` 1.24 then 1.31 and `cni_route`
-(unchanged) 1.10 then 1.07: from run to run a ratio moves by about ±0.1 on this shared machine."""
+(unchanged) 1.10 then 1.07: from run to run a ratio moves by about ±0.1 on this shared machine.
+
+**Third round: the compiled code kept** (`_bytecode`). Profiles of the kept payloads showed `compile` as
+the largest single cost left: importing a converged `cni_network`'s `module_utils` from its zip took about
+62 ms of CPU, 38 ms with each file compiled once instead of twice, and 15 ms with the code kept (the same
+for `cni_attach`: 61, then 27 ms). In CPU time × ping's, the run of this case before it (commit afcbcc1)
+and the run after (commit 204c1ca): `cni_plugin_install` 1.24 then 1.10, `cni_network` 1.28 then 1.07, `cni_info` 1.14 then
+1.05, `cni_cluster_member` 1.21 then 1.20 (its two `iptables-save` runs are most of what is left),
+`cni_route` 1.12 then 1.06, and `cni_attach` with CHECK 1.90 then 1.74, its own process 1.44 then 1.17."""
 
 
 def attach40_analysis(case: dict) -> str:
