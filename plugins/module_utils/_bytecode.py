@@ -33,10 +33,14 @@ CHECKED_HASH_FLAGS = (0b11).to_bytes(4, "little")
 HEADER = importlib.util.MAGIC_NUMBER + CHECKED_HASH_FLAGS
 
 
-def cache_directory() -> str:
-    """Where the code is kept: the user's cache directory (XDG), one directory per Python."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "cnikit", "bytecode", sys.implementation.cache_tag)
+def cache_directory() -> str | None:
+    """Where the code is kept: the user's cache directory (XDG), one directory per Python; None
+    when it has no absolute path (a relative ``XDG_CACHE_HOME`` is ignored, as XDG says, and a
+    user without a home would get one relative to the working directory)."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "cnikit", "bytecode", sys.implementation.cache_tag) if os.path.isabs(base) else None
 
 
 def private_directory(path: str) -> bool:

@@ -70,9 +70,9 @@ print(json.dumps({{
 }}))
 """
     environment = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    environment.update(XDG_CACHE_HOME=str(cache_home), **env)
+    environment.update({"XDG_CACHE_HOME": str(cache_home), **env})
     return json.loads(subprocess.run([sys.executable, "-c", child], env=environment, capture_output=True,
-                                     text=True, check=True).stdout)
+                                     text=True, check=True, cwd=cache_home.parent).stdout)
 
 
 def kept_dir(cache_home: pathlib.Path) -> pathlib.Path:
@@ -133,6 +133,14 @@ def test_pythondontwritebytecode_keeps_nothing(tmp_path):
     assert report["compiled"] == ["__init__.py", "_probe.py", "leaf.py"]
     assert report["value"] == 1
     assert not (tmp_path / "home").exists()
+
+
+def test_a_relative_xdg_cache_home_is_ignored_for_the_home_directory(tmp_path):
+    report = run(payload(tmp_path / "one.zip"), tmp_path / "home", XDG_CACHE_HOME="relative", HOME=str(tmp_path / "user"))
+    assert report["value"] == 1
+    assert (tmp_path / "user" / ".cache" / "cnikit" / "bytecode" / CACHE_TAG / "_probe.pyc").is_file()
+    assert not (tmp_path / "home").exists()
+    assert not (tmp_path / "relative").exists()
 
 
 def test_imported_from_files_it_adds_no_hook(tmp_path):
