@@ -357,7 +357,7 @@ are {plugins_share:.2f}× ping's whole payload ({_ms(ping_cpu)}), {floor_words};
 **Why.** {'Every payload is within the target.' if case['met'] else 'The target is not met.'} {standing} The worst in
 CPU time is `{worst_task}` ({case['ratios']['cpu'][worst_task]['median']:.2f}× ping's). A payload is a zip of
 its module and the `module_utils` it imports, and Python keeps no compiled code for what it imports from a
-zip: it compiles each file on every run (Python 3.11's zipimport twice: once only to learn its name). So
+zip: it compiles each file on every run (zipimport twice, in Pythons 3.9 to 3.13: once only to learn its name). So
 each module imports `_bytecode` first, which compiles the collection's `module_utils` once per host and
 Python and keeps their code in `~/.cache/cnikit/bytecode/`; a later run loads it, checked against the hash
 of the source in its payload. Ping's payload, and Ansible's own `module_utils` in every payload, are still

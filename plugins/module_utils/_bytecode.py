@@ -7,15 +7,15 @@
 """The compiled code of the collection's module_utils, kept on the managed node between tasks.
 
 Ansible sends a module as a zip of sources, and Python keeps no bytecode for what it imports from
-a zip: each task compiled every module_utils it imports (Python 3.11's zipimport compiles each one
-twice, the first time only to learn its file name), and that was most of what a converged task
-cost beyond Ansible's own (docs/performance.md). Each module imports this file first. When the
+a zip: each task compiled every module_utils it imports (twice: zipimport, in Pythons 3.9 to 3.13,
+compiles a file once only to learn its name), and that was most of what a converged task cost
+beyond Ansible's own (docs/performance.md). Each module imports this file first. When the
 module runs from that zip, it adds an import hook for the collection's module_utils that compiles
 each one once and keeps its code in the user's cache directory, one file per module_utils and
 Python version, in the format of Python's checked hash-based ``.pyc``: the code is used only while
 the hash of the source in the zip is the one it was compiled from, so a changed source is compiled
 again. Anything wrong with the directory (not the user's own, writable by others, read-only), or
-``PYTHONDONTWRITEBYTECODE`` set, means compiling on every run as before (once).
+``PYTHONDONTWRITEBYTECODE`` set, means compiling on every run, each file once.
 """
 
 from __future__ import annotations
