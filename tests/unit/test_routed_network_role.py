@@ -158,13 +158,17 @@ def test_no_fact_of_a_role_takes_the_name_of_its_input(role):
     assert facts & options == set()
 
 
+def present_task(matches) -> dict:
+    """The one task of present.yml for which ``matches(task)`` holds."""
+    tasks = [task for task in yaml.safe_load((ROLE / "tasks" / "present.yml").read_text(encoding="utf-8")) if matches(task)]
+    assert len(tasks) == 1
+    return tasks[0]
+
+
 def report_expression() -> str:
     """The expression of present.yml's fact of the attachments that keep an older MTU."""
-    tasks = yaml.safe_load((ROLE / "tasks" / "present.yml").read_text(encoding="utf-8"))
-    facts = [task["ansible.builtin.set_fact"] for task in tasks if "cni_cluster_mtu_outdated_attachments"
-             in task.get("ansible.builtin.set_fact", {})]
-    assert len(facts) == 1
-    return facts[0]["cni_cluster_mtu_outdated_attachments"]
+    task = present_task(lambda task: "cni_cluster_mtu_outdated_attachments" in task.get("ansible.builtin.set_fact", {}))
+    return task["ansible.builtin.set_fact"]["cni_cluster_mtu_outdated_attachments"]
 
 
 @pytest.mark.parametrize("network_file, mtu_now, expected", [
@@ -186,11 +190,8 @@ def test_attachments_made_with_another_mtu_are_reported(network_file, mtu_now, e
 
 
 def vxlan_family_check() -> dict:
-    tasks = yaml.safe_load((ROLE / "tasks" / "present.yml").read_text(encoding="utf-8"))
-    checks = [task["ansible.builtin.assert"] for task in tasks
-              if task.get("name") == "Check VXLAN is asked only of a network of IPv4 alone"]
-    assert len(checks) == 1
-    return checks[0]
+    return present_task(lambda task: task.get("name") == "Check VXLAN is asked only of a network of IPv4 alone")[
+        "ansible.builtin.assert"]
 
 
 @pytest.mark.parametrize("cidr, cidr_v6, vxlan_peers, passes, families", [
