@@ -55,12 +55,12 @@ def private_directory(path: str) -> bool:
 
 
 class CachingLoader:
-    """The loader of one module_utils of the zip, its code kept in ``directory`` (if any)."""
+    """The loader of one module_utils of the zip, its code kept in the file ``kept`` (if any)."""
 
-    def __init__(self, origin: str, source: bytes, directory: str | None):
+    def __init__(self, origin: str, source: bytes, kept: str | None):
         self.origin = origin
         self.source = source
-        self.directory = directory
+        self.kept = kept
 
     def create_module(self, _spec):
         return None  # the default module object
@@ -68,14 +68,13 @@ class CachingLoader:
     def exec_module(self, module) -> None:
         exec(self.get_code(module.__name__), module.__dict__)  # pylint: disable=exec-used  # what a loader does with code
 
-    def get_code(self, fullname: str):
-        if self.directory is None:
+    def get_code(self, _fullname: str):
+        if self.kept is None:
             return compile(self.source, self.origin, "exec", dont_inherit=True)
         source_hash = importlib.util.source_hash(self.source)
-        path = kept_path(self.directory, fullname)
         try:
-            with open(path, "rb") as kept:
-                data = kept.read()
+            with open(self.kept, "rb") as handle:
+                data = handle.read()
             if data[:8] == HEADER and data[8:16] == source_hash:
                 code = marshal.loads(data[16:])
                 _imp._fix_co_filename(code, self.origin)  # pylint: disable=protected-access  # as importlib does for a .pyc: this payload's path
@@ -83,7 +82,7 @@ class CachingLoader:
         except (OSError, ValueError, EOFError, TypeError):
             pass  # none kept yet, or unreadable: compiled below
         code = compile(self.source, self.origin, "exec", dont_inherit=True)
-        keep(path, HEADER + source_hash + marshal.dumps(code))
+        keep(self.kept, HEADER + source_hash + marshal.dumps(code))
         return code
 
     def get_source(self, _fullname: str) -> str:
@@ -134,10 +133,11 @@ class CachingFinder:
                     source = archive.get_data(origin)
                 except OSError:
                     continue
+                kept = kept_path(self.directory, fullname) if self.directory else None
                 spec = importlib.util.spec_from_file_location(
-                    fullname, origin, loader=CachingLoader(origin, source, self.directory),
+                    fullname, origin, loader=CachingLoader(origin, source, kept),
                     submodule_search_locations=[origin.rpartition("/")[0]] if package else None)
-                spec.cached = kept_path(self.directory, fullname) if self.directory else None
+                spec.cached = kept
                 return spec
         return None
 
