@@ -64,14 +64,24 @@ def daemon_facts() -> dict:
     return {f"{plugin_type}_daemon": state for plugin_type, state in daemon_states().items()}
 
 
-def network_facts(conf_dir: str, engine: Engine) -> list:
+class NetworkVerdicts(typing.NamedTuple):
+    """Where cni_info recalls the verdicts of its validations (``_verdicts``), and whether it
+    keeps new ones: not in check mode, nor where there is no cache directory yet (gathering
+    facts makes none)."""
+
+    conf_dir: str
+    cache_dir: str
+    keep: bool
+
+
+def network_facts(conf_dir: str, engine: Engine, verdicts: NetworkVerdicts) -> list:
     """Every file of ``conf_dir`` in libcni's order: the network it declares, its validation
     against the plugins installed (as the engine's executor finds them, and the release it says
-    they are) and the other networks, and STATUS (1.1.0 and later)."""
+    they are) and the other networks (remembered: ``verdicts``), and STATUS (1.1.0 and later)."""
     from ._conflist import libcni_order, load_conf_dir  # pylint: disable=import-outside-toplevel  # see TYPE_CHECKING
 
     loaded = load_conf_dir(conf_dir)
-    facts = [_network_fact(network, loaded, engine) for network in loaded.networks]
+    facts = [_network_fact(network, loaded, engine, verdicts) for network in loaded.networks]
     facts.extend(network_fact(problem.path, _failed(problem.reason)) for problem in loaded.problems)
     return sorted(facts, key=lambda fact: libcni_order(fact["file"]))
 
@@ -90,24 +100,41 @@ def network_fact(file: str, report, network: NetworkList | None = None, cni_vers
 
 def _failed(reason: str):
     """A validation report of one error about the whole file."""
-    from ._validate import ValidationReport  # pylint: disable=import-outside-toplevel  # only cni_info needs it
+    from ._validation.report import ValidationReport  # pylint: disable=import-outside-toplevel  # a file that fails only
 
     report = ValidationReport()
     report.error("", reason)
     return report
 
 
-def _network_fact(network: NetworkList, loaded: ConfDir, engine: Engine) -> dict:
-    from ._validate import validate_network_list  # pylint: disable=import-outside-toplevel  # only cni_info needs it
-
+def _network_fact(network: NetworkList, loaded: ConfDir, engine: Engine, verdicts: NetworkVerdicts) -> dict:
     try:
-        report = validate_network_list(dict(network.raw, plugins=network.plugins),
-                                       installed_versions=engine.executor.supported_versions,
-                                       installed_release=engine.executor.release,
-                                       other_networks=loaded.networks, source=network.source)
+        report = _validation(network, loaded, engine.executor, verdicts)
     except CNIError as exc:  # a plugin binary whose VERSION call fails
         report = _failed(str(exc))
     return network_fact(network.source, report, network, _run_version(network, engine), _status(network, engine))
+
+
+def _validation(network: NetworkList, loaded: ConfDir, executor: Executor, verdicts: NetworkVerdicts):
+    """The network's validation report: the verdict remembered from the last validation of its
+    file when it provably holds, else a validation, remembered when ``verdicts.keep``."""
+    from ._host_reads import HostReads  # pylint: disable=import-outside-toplevel  # only the networks subset validates
+    from ._validation.report import ValidationReport  # pylint: disable=import-outside-toplevel  # as HostReads
+    from ._verdicts import AskedBinaries, VerdictCache  # pylint: disable=import-outside-toplevel  # as HostReads
+
+    conf = dict(network.raw, plugins=network.plugins)
+    cache = VerdictCache(verdicts.cache_dir, verdicts.conf_dir, network.source, conf, executor, "cni_info")
+    report = ValidationReport()
+    if cache.recall(report) is not None:
+        return report
+    from ._validate import validate_network_list  # pylint: disable=import-outside-toplevel  # a remembered verdict needs none of it
+
+    asked, host_reads = AskedBinaries(executor), HostReads()
+    validate_network_list(conf, installed_versions=asked.supported_versions, installed_release=asked.release,
+                          other_networks=loaded.networks, source=network.source, report=report, host_reads=host_reads)
+    if verdicts.keep:
+        cache.remember(conf, report, 0, asked, host_reads)
+    return report
 
 
 def _run_version(network: NetworkList, engine: Engine) -> str:

@@ -8,10 +8,13 @@
 
 from __future__ import annotations
 
+import os
+
 from ._argspec import ArgumentSpec
 from ._cache import ResultCache
 from ._cache_dir import warn_of_cache_dir
-from ._facts import attachment_facts, cluster_facts, daemon_facts, namespace_facts, network_facts, plugin_facts
+from ._facts import (NetworkVerdicts, attachment_facts, cluster_facts, daemon_facts, namespace_facts, network_facts,
+                     plugin_facts)
 
 
 GATHER_SUBSETS = ("plugins", "networks", "attachments", "namespaces", "clusters")
@@ -39,7 +42,9 @@ def run(host, params: dict, result: dict) -> None:
         from ._engine import Engine  # pylint: disable=import-outside-toplevel  # the subsets of the cache need no engine
 
         engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"], executor=executor)
-        facts["networks"] = network_facts(params["conf_dir"], engine)
+        verdicts = NetworkVerdicts(params["conf_dir"], params["cache_dir"],
+                                   keep=not host.check_mode and os.path.isdir(params["cache_dir"]))
+        facts["networks"] = network_facts(params["conf_dir"], engine, verdicts)
     if "attachments" in gather:
         warn_of_cache_dir(host, params["cache_dir"])
         facts["attachments"], problems = attachment_facts(ResultCache(params["cache_dir"]))

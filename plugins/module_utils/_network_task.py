@@ -130,7 +130,7 @@ def _validated(host, params, path: str, declared: dict, report: ValidationReport
     (``_verdicts``), else a validation, remembered for the next run (not in check mode nor with
     ``validate_only``, which change nothing on the host)."""
     executor = _probing_executor(host, params, declared)
-    verdicts = VerdictCache(params["cache_dir"], params["conf_dir"], path, declared, executor)
+    verdicts = VerdictCache(params["cache_dir"], params["conf_dir"], path, declared, executor, "cni_network")
     conf = verdicts.recall(report)
     if conf is not None:
         return conf

@@ -4,18 +4,22 @@
 #
 # This module_utils is PRIVATE and should only be used by this collection.
 # It may change at any time, without notice.
-"""cni_network's validation verdicts, remembered: a converged run reuses the verdict of the last
-validation of the same network file when it is provably the same answer, and then imports
-neither the validation, nor the plugins' rules, nor jsonschema.
+"""Validation verdicts, remembered: a converged run of cni_network, or cni_info gathering the
+networks, reuses the verdict of its last validation of the same network file when it is provably
+the same answer, and then imports neither the validation, nor the plugins' rules, nor jsonschema.
 
-A verdict is the configuration as coercion made it and the findings validation added (a verdict
-with errors is never kept). It holds while all of these are as they were when it was reached:
+A verdict is the configuration validated (for cni_network, as coercion made it) and the findings
+validation added (a verdict with errors is never kept). Each reader keeps its own (``READERS``):
+cni_network validates what its task declares as the file it will write, cni_info what the file
+holds among the conf dir's networks, so neither's verdict stands for the other's. It holds while
+all of these are as they were when it was reached:
 
-- the inputs, hashed into the entry's key: the configuration the task declared, exactly (before
-  coercion); the file's path and the conf dir; the identity (mode, device, inode, size, mtime,
+- the inputs, hashed into the entry's key: the reader; the configuration validated, exactly (for
+  cni_network, what the task declared, before coercion; for cni_info, the file's network with its
+  drop-ins); the file's path and the conf dir; the identity (mode, device, inode, size, mtime,
   ctime) of every other entry of the conf dir and of its subdirectories (the other networks,
   drop-ins, files that cannot be loaded; the file itself is not an input: validation reads the
-  declared configuration, never what the file holds now); the plugin directories when the
+  configuration in the key, never the file's bytes); the plugin directories when the
   binaries are checked (``check_plugins``), or that they are not; and the source of the
   collection's own code that this process can load (rules, validation, version: in the AnsiballZ
   payload, each file's name, size and CRC-32 as the zip's central directory records them, read
@@ -26,8 +30,8 @@ with errors is never kept). It holds while all of these are as they were when it
 - what the plugins' checks read of the host (``_host_reads``), read again.
 
 Entries live in the collection's state directory, beside the result cache, its locks and intent
-markers: ``<cache_dir>/cnikit-verdicts/``, one per network file (named by the sha256 of its
-path), not in the conf dir, which runtimes watch and read. As the binaries memo (``_binaries``):
+markers: ``<cache_dir>/cnikit-verdicts/``, one per network file and reader (named by the sha256
+of the file's path), not in the conf dir, which runtimes watch and read. As the binaries memo (``_binaries``):
 written mode 0644; an entry the process's user does not own, that others may write, that cannot
 be read or is not one, is a miss, and the validation runs. A verdict that cannot be written is
 not remembered; nothing fails for it."""
@@ -46,7 +50,9 @@ from ._host_reads import HostReads, answers_unchanged
 from ._validation.report import NO_VALUE
 
 VERDICTS_SUBDIR = "cnikit-verdicts"
-VERDICT_FORMAT = 1
+VERDICT_FORMAT = 2
+# Each reader's entry of a file: <sha256 of its path><suffix>.
+READERS = {"cni_network": ".json", "cni_info": ".cni_info.json"}
 
 
 def collection_code_digest() -> str:
@@ -118,19 +124,24 @@ def _lstat_identity(path: str) -> list | None:
     return [st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
-def verdict_path(cache_dir: str, source: str) -> str:
-    """Where the verdict of the network file ``source`` is remembered."""
-    return os.path.join(cache_dir, VERDICTS_SUBDIR, hashlib.sha256(source.encode()).hexdigest() + ".json")
+def verdict_path(cache_dir: str, source: str, reader: str) -> str:
+    """Where ``reader``'s verdict of the network file ``source`` is remembered."""
+    return os.path.join(cache_dir, VERDICTS_SUBDIR, hashlib.sha256(source.encode()).hexdigest() + READERS[reader])
 
 
 def forget(cache_dir: str, source: str) -> None:
-    """Drop the verdict of the network file ``source`` (removed), and the verdicts' directory once
-    empty, so that a host whose networks are all gone keeps no trace of ours (a verdict another
-    run writes meanwhile fails to be kept, which only costs that run's next validation)."""
-    path = verdict_path(cache_dir, source)
+    """Drop every reader's verdict of the network file ``source`` (removed), and the verdicts'
+    directory once empty, so that a host whose networks are all gone keeps no trace of ours (a
+    verdict another run writes meanwhile fails to be kept, which only costs that run's next
+    validation)."""
+    paths = [verdict_path(cache_dir, source, reader) for reader in READERS]
+    for path in paths:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
     try:
-        os.unlink(path)
-        os.rmdir(os.path.dirname(path))  # fails while other verdicts are kept there
+        os.rmdir(os.path.dirname(paths[0]))  # fails while other verdicts are kept there
     except OSError:
         pass
 
@@ -178,32 +189,33 @@ def _round_trips(value) -> bool:
 
 
 class VerdictCache:
-    """The remembered verdict of the network file ``source``. ``executor``: what checks the
-    binaries, or None when they are not checked."""
+    """``reader``'s remembered verdict of the network file ``source``, whose configuration
+    ``given`` it validates. ``executor``: what checks the binaries, or None when they are not
+    checked."""
 
-    def __init__(self, cache_dir: str, conf_dir: str, source: str, declared: dict, executor):
-        self.path = verdict_path(cache_dir, source)
+    def __init__(self, cache_dir: str, conf_dir: str, source: str, given: dict, executor, reader: str):
+        self.path = verdict_path(cache_dir, source, reader)
         self.executor = executor
-        inputs = {"format": VERDICT_FORMAT, "code": collection_code_digest(), "declared": declared,
+        inputs = {"format": VERDICT_FORMAT, "reader": reader, "code": collection_code_digest(), "given": given,
                   "source": source, "conf_dir": conf_dir, "conf_dir_entries": conf_dir_identities(conf_dir, source),
                   "cni_path": executor.cni_path if executor is not None else None}
         self.key = hashlib.sha256(json.dumps(inputs).encode()).hexdigest()
 
     def recall(self, report) -> dict | None:
-        """The coerced configuration of the remembered verdict, its findings added to ``report``;
-        None when there is none that provably holds."""
+        """The configuration the remembered verdict is of, its findings added to ``report``; None
+        when there is none that provably holds."""
         entry = _load(self.path)
         if entry is None or entry.get("key") != self.key or not answers_unchanged(entry.get("host_reads")):
             return None
         if not self._binaries_unchanged(entry.get("binaries")):
             return None
-        warnings, coerced = entry.get("warnings"), entry.get("coerced")
-        if not isinstance(coerced, dict) or not isinstance(warnings, list) \
+        warnings, validated = entry.get("warnings"), entry.get("validated")
+        if not isinstance(validated, dict) or not isinstance(warnings, list) \
                 or not all(isinstance(w, list) and len(w) == 4 and isinstance(w[2], list) for w in warnings):
             return None
         for path, message, value, of_host in warnings:
             report.warn(path, message, *value, of_host=of_host)
-        return coerced
+        return validated
 
     def _binaries_unchanged(self, binaries) -> bool:
         if not isinstance(binaries, list) or not all(isinstance(b, list) and b for b in binaries):
@@ -212,11 +224,11 @@ class VerdictCache:
             return not binaries
         return binaries_evidence(self.executor, [b[0] for b in binaries]) == binaries
 
-    def remember(self, coerced: dict, report, first_new_warning: int, asked: AskedBinaries | None,
+    def remember(self, validated: dict, report, first_new_warning: int, asked: AskedBinaries | None,
                  host_reads: HostReads) -> None:
-        """Keep the verdict just reached (``report``'s warnings from ``first_new_warning`` on)
-        unless it has errors or a finding JSON cannot carry; a cache that cannot be written is
-        left as it is."""
+        """Keep the verdict just reached on ``validated`` (``report``'s warnings from
+        ``first_new_warning`` on) unless it has errors or a finding JSON cannot carry; a cache
+        that cannot be written is left as it is."""
         if report.errors:
             return
         warnings = []
@@ -225,10 +237,10 @@ class VerdictCache:
             if not _round_trips(value):
                 return
             warnings.append([finding.path, finding.message, value, finding.of_host])
-        entry = {"format": VERDICT_FORMAT, "key": self.key, "coerced": coerced, "warnings": warnings,
+        entry = {"format": VERDICT_FORMAT, "key": self.key, "validated": validated, "warnings": warnings,
                  "binaries": binaries_evidence(self.executor, asked.types) if asked is not None else [],
                  "host_reads": host_reads.answers}
-        if not _round_trips(entry["host_reads"]) or not _round_trips(coerced):
+        if not _round_trips(entry["host_reads"]) or not _round_trips(validated):
             return
         try:
             ensure_dir(os.path.dirname(self.path), 0o700)  # missing parents 0755, as the result cache's

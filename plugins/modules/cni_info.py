@@ -10,7 +10,10 @@ module: cni_info
 short_description: Facts about CNI plugins, networks, attachments, network namespaces and routed networks
 version_added: 0.1.0
 description:
-  - Reports what the host holds, without changing anything.
+  - Reports what the host holds, without changing anything the host or its runtimes use. The one thing it writes
+    is its own verdict of each network it validated without error, kept in C(<cache_dir>/cnikit-verdicts/) as
+    M(cnikit.cni.cni_network) keeps its own, so that a later run reuses it while nothing it rests on has changed
+    (not in check mode, and only where O(cache_dir) already exists).
   - Plugins are the executables along O(cni_path), in search order, with the CNI versions they answer to
     C(VERSION) and the release version a M(cnikit.cni.cni_plugin_install) manifest records for them.
   - Networks are the files of O(conf_dir) in libcni's order, each validated against the installed plugins and

@@ -49,12 +49,12 @@ def parse_arguments(capsys):
 
 @pytest.fixture(autouse=True)
 def verdicts_kept_in_the_test(tmp_path_factory, monkeypatch):
-    """cni_network remembers verdicts under its cache_dir (``_verdicts``); a test that leaves the
+    """cni_network and cni_info remember verdicts under their cache_dir (``_verdicts``); a test that leaves the
     default /var/lib/cni keeps them in its own directory, never in the machine's."""
     real, kept = _verdicts.verdict_path, str(tmp_path_factory.mktemp("default-cache-dir"))
 
-    def in_the_test(cache_dir: str, source: str) -> str:
-        return real(kept if cache_dir == DEFAULT_CACHE_DIR else cache_dir, source)
+    def in_the_test(cache_dir: str, source: str, reader: str) -> str:
+        return real(kept if cache_dir == DEFAULT_CACHE_DIR else cache_dir, source, reader)
     monkeypatch.setattr(_verdicts, "verdict_path", in_the_test)
 
 

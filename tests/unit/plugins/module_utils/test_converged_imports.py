@@ -53,3 +53,39 @@ def test_cni_attach_loads_no_plugin_rules_until_a_verb_needs_them():
     rules; a converged run does none of them."""
     loaded = loaded_after(f"from {PACKAGE} import _attach_task")
     assert not {name for name in loaded if name.startswith("_plugin_rules.")} - {"_plugin_rules", "_plugin_rules.names"}
+
+
+def test_cni_info_recalling_its_verdict_of_a_network_loads_no_validation(tmp_path):
+    """The first gathering validates the network and keeps its verdict (_verdicts); the next
+    recalls it without the validation or the plugins' rules (nor jsonschema, which only the
+    validation's schema layer imports)."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "cache").mkdir()
+    for name in ("bridge", "host-local"):
+        plugin = tmp_path / "bin" / name
+        plugin.write_text("#!/bin/sh\necho '{\"cniVersion\": \"1.0.0\", \"supportedVersions\": [\"1.0.0\"]}'\n")
+        plugin.chmod(0o755)
+    (tmp_path / "conf" / "10-web.conflist").write_text(json.dumps({"cniVersion": "1.0.0", "name": "cnit-web", "plugins": [
+        {"type": "bridge", "bridge": "cnit-br0", "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.9.0.0/24"}]]}}]}))
+    gather = f"""
+from {PACKAGE} import _info_task
+
+class Host:
+    run_command = None
+    check_mode = False
+
+    def warn(self, message):
+        pass
+
+    def require_libraries(self, *names):
+        pass
+
+result = {{}}
+_info_task.run(Host(), {{"gather": ["networks"], "cni_path": ["{tmp_path}/bin"], "cache_dir": "{tmp_path}/cache",
+                         "conf_dir": "{tmp_path}/conf", "timeout": 20}}, result)
+assert [n["valid"] for n in result["networks"]] == [True], result
+"""
+    first, recalled = loaded_after(gather), loaded_after(gather)
+    assert "_validate" in first
+    assert not recalled & {"_validate", "_plugin_rules._common", "_plugin_rules.bridge", "_validation.schema"}

@@ -89,6 +89,10 @@ def test_plugin_facts_warn_about_an_unreadable_manifest(host):
     assert len(warnings) == 1 and ".cnikit-manifest.json is not valid JSON" in warnings[0]
 
 
+def verdicts_of(host) -> _facts.NetworkVerdicts:
+    return _facts.NetworkVerdicts(str(host.conf), str(host.cache), keep=True)
+
+
 def test_network_facts_validate_and_query_status(host):
     host.plugin(STATUS={"error": {"code": 50, "msg": "no leases left"}})
     host.conflist("ready-net", version="1.0.0", file="10-a.conflist")
@@ -98,7 +102,7 @@ def test_network_facts_validate_and_query_status(host):
                                                         "plugins": [{"type": "missing"}]}))
     (host.conf / "05-broken.conflist").write_text("{not json")
 
-    facts = {os.path.basename(f["file"]): f for f in _facts.network_facts(str(host.conf), host.engine)}
+    facts = {os.path.basename(f["file"]): f for f in _facts.network_facts(str(host.conf), host.engine, verdicts_of(host))}
 
     assert list(facts) == ["05-broken.conflist", "10-a.conflist", "20-b.conflist", "30-c.conflist", "40-d.conflist"]
     assert facts["05-broken.conflist"]["name"] is None and facts["05-broken.conflist"]["valid"] is False
@@ -149,6 +153,6 @@ def test_network_facts_give_the_version_a_list_with_only_cni_versions_runs_at(ho
     (host.conf / "10-multi.conflist").write_text(json.dumps(
         {"name": "multi", "cniVersions": ["0.4.0", "1.1.0"], "plugins": [{"type": "noop"}]}))
 
-    (fact,) = _facts.network_facts(str(host.conf), host.engine)
+    (fact,) = _facts.network_facts(str(host.conf), host.engine, verdicts_of(host))
 
     assert fact["cni_version"] == "1.1.0" and fact["valid"] is True

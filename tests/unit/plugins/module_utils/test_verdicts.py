@@ -1,8 +1,8 @@
 # Copyright (c) cnikit contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""cni_network's remembered validation verdicts (_verdicts): a converged run reuses the verdict,
-and a change of any input it depends on makes the next run validate again."""
+"""Remembered validation verdicts (_verdicts), cni_network's and cni_info's: a converged run
+reuses the verdict, and a change of any input it depends on makes the next run validate again."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import zipfile
 import pytest
 from stand_in_host import StandInHost
 
-from ansible_collections.cnikit.cni.plugins.module_utils import _network_task, _verdicts
+from ansible_collections.cnikit.cni.plugins.module_utils import _info_task, _network_task, _verdicts
 from ansible_collections.cnikit.cni.plugins.module_utils._manifest_file import MANIFEST_NAME
 from ansible_collections.cnikit.cni.plugins.module_utils._validation import schema
 
@@ -66,9 +66,38 @@ class Network:
         assert not validated and not result["changed"]
 
 
+class Info:
+    """cni_info gathering the networks of ``network``'s conf dir, counting its validations."""
+
+    def __init__(self, network: Network):
+        self.network = network
+
+    def run(self, check_mode: bool = False, cache_dir=None) -> tuple:
+        """(whether it validated, the fact of cnit-web's file)."""
+        network = self.network
+        params = {"gather": ["networks"], "conf_dir": str(network.conf), "cache_dir": str(cache_dir or network.cache),
+                  "cni_path": [str(network.bin)], "timeout": 20}
+        network.validations.clear()
+        result = {}
+        _info_task.run(StandInHost(str(network.tmp_path), check_mode=check_mode), params, result)
+        [fact] = [f for f in result["networks"] if f["name"] == "cnit-web"]
+        return bool(network.validations), fact
+
+    def converged(self) -> None:
+        """cnit-web written, then gathered twice: the second reuses the first's verdict."""
+        self.network.run()
+        assert self.run()[0]
+        assert not self.run()[0]
+
+
 @pytest.fixture
 def network(tmp_path, monkeypatch):
     return Network(tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def info(network):
+    return Info(network)
 
 
 def test_a_converged_run_reuses_the_verdict_with_its_warnings(network):
@@ -251,7 +280,103 @@ def test_check_mode_and_validate_only_remember_nothing(network):
     assert not (network.cache / _verdicts.VERDICTS_SUBDIR).exists()
 
 
-def test_removing_the_network_forgets_its_verdict_and_leaves_no_trace(network):
+def test_removing_the_network_forgets_every_verdict_of_it_and_leaves_no_trace(network, info):
     network.converged()
+    info.run()
+    assert len(list((network.cache / _verdicts.VERDICTS_SUBDIR).iterdir())) == 2
     network.run(state="absent")
     assert not (network.cache / _verdicts.VERDICTS_SUBDIR).exists()
+
+
+# -- cni_info's verdicts --------------------------------------------------------------------------
+
+def test_cni_info_reuses_its_verdict_with_its_warnings(network, info):
+    network.options["plugins"] = [dict(BRIDGE, ipam={"type": "host-local", "subnet": "10.9.0.0/24"})]  # a flat subnet: warned
+    network.run()
+    validated, first = info.run()
+    again, gathered = info.run()
+    assert validated and not again
+    assert gathered == first and gathered["warnings"] != [] and gathered["valid"]
+
+
+def test_cni_info_and_cni_network_keep_verdicts_of_their_own(network, info):
+    """Each validates another configuration (what the task declares, what the file holds): the
+    two entries of one file never replace each other."""
+    network.converged()
+    info.converged()
+    assert not network.run()[0]
+    assert not info.run()[0]
+
+
+def _rewrite_the_file(network):
+    network.options["plugins"] = [dict(BRIDGE, mtu=1400)]
+    network.run()
+
+
+def _add_a_network(network):
+    (network.conf / "20-other.conflist").write_text(json.dumps(
+        {"cniVersion": "1.0.0", "name": "other", "plugins": [{"type": "loopback"}]}))
+
+
+def _add_a_drop_in(network):
+    (network.conf / "cnit-web").mkdir()
+    (network.conf / "cnit-web" / "extra.conf").write_text(json.dumps({"type": "tuning"}))
+
+
+def _replace_a_binary(network):
+    os.unlink(network.bin / "bridge")
+    install_plugin(network.bin, "bridge", '{"cniVersion": "0.4.0", "supportedVersions": ["0.3.1", "0.4.0"]}')
+
+
+def _add_a_manifest(network):
+    (network.bin / MANIFEST_NAME).write_text(json.dumps({"format": 2, "sets": {"reference": {
+        "version": "1.1.1", "files": {"bridge": "0" * 64}}}}))
+
+
+@pytest.mark.parametrize("change", [_rewrite_the_file, _add_a_network, _add_a_drop_in, _replace_a_binary,
+                                    _add_a_manifest])
+def test_a_changed_input_invalidates_cni_infos_verdict(network, info, change):
+    info.converged()
+    change(network)
+    assert info.run()[0]
+
+
+def test_another_collection_code_invalidates_cni_infos_verdict(info, monkeypatch):
+    info.converged()
+    monkeypatch.setattr(_verdicts, "collection_code_digest", lambda: "another release")
+    assert info.run()[0]
+
+
+def test_what_cni_infos_checks_read_of_the_host_invalidates_its_verdict(tmp_path, monkeypatch):
+    daemon = tmp_path / "dhcp.sock"
+    network = Network(tmp_path, monkeypatch, [{"type": "bridge", "bridge": "cnit-br0",
+                                              "ipam": {"type": "dhcp", "daemonSocketPath": str(daemon)}}])
+    info = Info(network)
+    info.converged()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listening:
+        listening.bind(str(daemon))
+        listening.listen()
+        validated, daemon_up = info.run()
+    assert validated and not [w for w in daemon_up["warnings"] if "no dhcp daemon" in w["message"]]
+
+
+def test_cni_info_keeps_no_verdict_in_check_mode(network, info):
+    network.run()
+    assert info.run(check_mode=True)[0]
+    assert info.run(check_mode=True)[0]
+    assert len(list((network.cache / _verdicts.VERDICTS_SUBDIR).iterdir())) == 1  # cni_network's
+
+
+def test_cni_info_makes_no_cache_directory(network, info, tmp_path):
+    network.run()
+    absent = tmp_path / "no-cache-yet"
+    assert info.run(cache_dir=absent)[0]
+    assert info.run(cache_dir=absent)[0] and not absent.exists()
+
+
+def test_cni_info_remembers_no_verdict_with_errors(network, info):
+    network.options["plugins"] = [dict(BRIDGE, mtu=-1)]
+    network.run(validate="warn")
+    validated, fact = info.run()
+    assert validated and not fact["valid"]
+    assert info.run()[0]
