@@ -21,7 +21,7 @@ The payload Ansible sends for each converged task, run alone on the managed node
 `cnit-b-pd0`/`cnit-b-pd1` inside it, 10.248.80.1/24 on the first), a play on localhost (`-c local`, the venv's Python) provisions
 ping and every module of the collection once: `cni_plugin_install` of three plugins from `/usr/lib/cni`
 into a private directory, `cni_network` (`bridge` + `host-local` + `tuning`), a batched `cni_attach`,
-`cni_info` of the attachments, `cni_cluster_member` (a routed network's member: its record, chains and
+`cni_info` of every subset (its default), `cni_cluster_member` (a routed network's member: its record, chains and
 forwarding) and `cni_route` (a peer's route through a gateway on that link). The same play runs
 again with `ANSIBLE_KEEP_REMOTE_FILES=1`, `ANSIBLE_REMOTE_TEMP` in the case's directory and pipelining
 off, so that Ansible leaves each task's `AnsiballZ_<module>.py` behind; every task must report 0
@@ -76,7 +76,7 @@ Ansible connects over SSH with pipelining and ControlPersist, as root, with the 
 Python). Each host has the plugins installed, a `bridge` + `host-local` + `tuning` network and its
 namespaces attached. Every round runs, on one host and then on all hosts at once, `ansible.builtin.ping`
 and the converged `cnikit.cni` tasks (`cni_plugin_install` of the same plugins, `cni_network` with the
-same list, `cni_attach` of the namespaces with and without CHECK, `cni_info` of the attachments, and the
+same list, `cni_attach` of the namespaces with and without CHECK, `cni_info` of every subset, and the
 routed network's `cni_cluster_member` (a member's record, chains and forwarding) and `cni_route` (a peer's
 route through the controller's end of the test bridge), all inside the hosts' namespaces); each must
 report 0 changed. Then the same converged `cni_attach` and `ping` on a growing number of hosts at a fixed
@@ -307,7 +307,8 @@ plugins' CHECK, three binaries per attachment (`bridge`, which runs `host-local`
 measures their share) ({_ms(one['cni_attach']['median'])}); `cni_network` finds the verdict of its
 last validation still holding (`_verdicts`: the declared list, the conf dir, the binaries and what the checks
 read of the host unchanged) and imports neither the validation nor `jsonschema`
-({_ms(one['cni_network']['median'])}); `cni_plugin_install` compares
+({_ms(one['cni_network']['median'])}); `cni_info` gathers every subset, and reuses its own verdict of each network
+file in the same way ({_ms(one['cni_info']['median'])}); `cni_plugin_install` compares
 the source directory and `dest` with the manifest, each binary known by its file identity, neither hashed
 nor run again ({_ms(one['cni_plugin_install']['median'])}). On all {case['hosts']} hosts at once a task takes the time of the slowest host
 plus the controller's share: ping {_ms(every['ping']['median'])}, `cni_attach` {_ms(every['cni_attach']['median'])}.
@@ -322,7 +323,8 @@ reads jsonschema's and pyroute2's versions from the metadata directory beside th
 importing `importlib.metadata` and scanning every path entry. Together about 20 ms a task. A second
 round, found by profiling the kept payloads (section 7b), cut what `cni_plugin_install`, `cni_info`,
 `cni_attach`'s CHECK, `cni_network` and `cni_cluster_member` imported or read without needing it. A third
-kept the compiled code of the collection's `module_utils` on the host (`_bytecode`, section 7b).
+kept the compiled code of the collection's `module_utils` on the host (`_bytecode`, section 7b). A fourth
+gave `cni_info` verdicts of its own (section 7b).
 
 **Hosts at fixed forks.** With {case['forks']} forks, from {first} to {last} hosts ping grows from
 {_ms(ping_growth[first]['median'])} to {_ms(ping_growth[last]['median'])} and the converged `cni_attach` from
@@ -364,7 +366,8 @@ of the source in its payload. Ping's payload, and Ansible's own `module_utils` i
 compiled on each run. The payloads run without this machine's `PYTHONDONTWRITEBYTECODE=1` (a managed node
 reached over SSH does not have it, and with it nothing is kept). What each converged task imports is only
 what its path needs: `cni_network` takes the verdict of its last
-validation (`_verdicts`) and imports neither the validation, nor the plugins' rules, nor `jsonschema`;
+validation (`_verdicts`) and imports neither the validation, nor the plugins' rules, nor `jsonschema`
+(nor does `cni_info`, for each network whose verdict it kept);
 nothing converged imports the installer's download code (`http.client`), which the manifest reading no
 longer pulls in (`_manifest_file`, below the executor). CPU time is the figure judged: on a machine
 shared with other users the wall time of a ~0.3 s process follows the load, not the payload.{attach}
@@ -390,7 +393,15 @@ the largest single cost left: importing a converged `cni_network`'s `module_util
 for `cni_attach`: 61, then 27 ms). In CPU time × ping's, the run of this case before it (commit afcbcc1)
 and the run after (commit 204c1ca): `cni_plugin_install` 1.24 then 1.10, `cni_network` 1.28 then 1.07, `cni_info` 1.14 then
 1.05, `cni_cluster_member` 1.21 then 1.20 (its two `iptables-save` runs are most of what is left),
-`cni_route` 1.12 then 1.06, and `cni_attach` with CHECK 1.90 then 1.74, its own process 1.44 then 1.17."""
+`cni_route` 1.12 then 1.06, and `cni_attach` with CHECK 1.90 then 1.74, its own process 1.44 then 1.17.
+
+**Fourth round: `cni_info` of every subset.** Until then this case ran `cni_info` with `gather:
+[attachments]`; a task without options gathers every subset, and the networks subset validated every
+network on every run, importing the validation, the plugins' rules and `jsonschema`. Gathering every
+subset measured 1.30× ping's in CPU time at commit a2ca07c (five rounds). `cni_info` now keeps a verdict
+of its own for each network file (`_verdicts`, reader `cni_info`: the file's network in place of a
+declared one, the same other inputs as `cni_network`'s), and this case runs it with every subset:
+{case['ratios']['cpu']['cni_info']['median']:.2f}× here."""
 
 
 def attach40_analysis(case: dict) -> str:

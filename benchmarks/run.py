@@ -476,7 +476,7 @@ def payload_tasks(namespaces: list) -> list:
         {"name": "cni_network", "cnikit.cni.cni_network": {"name": PAYLOAD_NETWORK, "plugins": plugins}},
         {"name": "cni_attach", "cnikit.cni.cni_attach": {"network": PAYLOAD_NETWORK, "create_netns": True,
                                                          "attachments": [{"netns": n} for n in namespaces]}},
-        {"name": "cni_info", "cnikit.cni.cni_info": {"gather": ["attachments"]}},
+        {"name": "cni_info", "cnikit.cni.cni_info": {}},  # every subset, as a task without options gathers
         {"name": "cni_cluster_member", "cnikit.cni.cni_cluster_member": PAYLOAD_MEMBER},
         {"name": "cni_route", "cnikit.cni.cni_route": PAYLOAD_ROUTES},
     ]
@@ -659,7 +659,7 @@ def fleet_round(r: int, namespaces: list, conf_plugins: list, prefix: str = "") 
         {"name": f"{prefix}cni_attach r{r}", "cnikit.cni.cni_attach": {"network": FLEET_NETWORK, "attachments": attachments}},
         {"name": f"{prefix}cni_attach nocheck r{r}", "cnikit.cni.cni_attach": {
             "network": FLEET_NETWORK, "attachments": attachments, "run_check": False}},
-        {"name": f"{prefix}cni_info r{r}", "cnikit.cni.cni_info": {"gather": ["attachments"]}},
+        {"name": f"{prefix}cni_info r{r}", "cnikit.cni.cni_info": {}},
         {"name": f"{prefix}cni_cluster_member r{r}", "cnikit.cni.cni_cluster_member": FLEET_MEMBER},
         {"name": f"{prefix}cni_route r{r}", "cnikit.cni.cni_route": FLEET_ROUTES},
     ]
