@@ -69,7 +69,6 @@ class NetworkVerdicts(typing.NamedTuple):
     keeps new ones: not in check mode, nor where there is no cache directory yet (gathering
     facts makes none)."""
 
-    conf_dir: str
     cache_dir: str
     keep: bool
 
@@ -81,7 +80,7 @@ def network_facts(conf_dir: str, engine: Engine, verdicts: NetworkVerdicts) -> l
     from ._conflist import libcni_order, load_conf_dir  # pylint: disable=import-outside-toplevel  # see TYPE_CHECKING
 
     loaded = load_conf_dir(conf_dir)
-    facts = [_network_fact(network, loaded, engine, verdicts) for network in loaded.networks]
+    facts = [_network_fact(network, conf_dir, loaded, engine, verdicts) for network in loaded.networks]
     facts.extend(network_fact(problem.path, _failed(problem.reason)) for problem in loaded.problems)
     return sorted(facts, key=lambda fact: libcni_order(fact["file"]))
 
@@ -107,23 +106,24 @@ def _failed(reason: str):
     return report
 
 
-def _network_fact(network: NetworkList, loaded: ConfDir, engine: Engine, verdicts: NetworkVerdicts) -> dict:
+def _network_fact(network: NetworkList, conf_dir: str, loaded: ConfDir, engine: Engine, verdicts: NetworkVerdicts) -> dict:
     try:
-        report = _validation(network, loaded, engine.executor, verdicts)
+        report = _validation(network, conf_dir, loaded, engine.executor, verdicts)
     except CNIError as exc:  # a plugin binary whose VERSION call fails
         report = _failed(str(exc))
     return network_fact(network.source, report, network, _run_version(network, engine), _status(network, engine))
 
 
-def _validation(network: NetworkList, loaded: ConfDir, executor: Executor, verdicts: NetworkVerdicts):
-    """The network's validation report: the verdict remembered from the last validation of its
-    file when it provably holds, else a validation, remembered when ``verdicts.keep``."""
+def _validation(network: NetworkList, conf_dir: str, loaded: ConfDir, executor: Executor, verdicts: NetworkVerdicts):
+    """The validation report of ``network`` among the others ``loaded`` from ``conf_dir``: the
+    verdict remembered from the last validation of its file when it provably holds, else a
+    validation, remembered when ``verdicts.keep``."""
     from ._host_reads import HostReads  # pylint: disable=import-outside-toplevel  # only the networks subset validates
     from ._validation.report import ValidationReport  # pylint: disable=import-outside-toplevel  # as HostReads
     from ._verdicts import AskedBinaries, VerdictCache  # pylint: disable=import-outside-toplevel  # as HostReads
 
     conf = dict(network.raw, plugins=network.plugins)
-    cache = VerdictCache(verdicts.cache_dir, verdicts.conf_dir, network.source, conf, executor, "cni_info")
+    cache = VerdictCache(verdicts.cache_dir, conf_dir, network.source, conf, executor, "cni_info")
     report = ValidationReport()
     if cache.recall(report) is not None:
         return report

@@ -42,8 +42,7 @@ def run(host, params: dict, result: dict) -> None:
         from ._engine import Engine  # pylint: disable=import-outside-toplevel  # the subsets of the cache need no engine
 
         engine = Engine(params["cni_path"], params["cache_dir"], params["timeout"], executor=executor)
-        verdicts = NetworkVerdicts(params["conf_dir"], params["cache_dir"],
-                                   keep=not host.check_mode and os.path.isdir(params["cache_dir"]))
+        verdicts = NetworkVerdicts(params["cache_dir"], keep=not host.check_mode and os.path.isdir(params["cache_dir"]))
         facts["networks"] = network_facts(params["conf_dir"], engine, verdicts)
     if "attachments" in gather:
         warn_of_cache_dir(host, params["cache_dir"])

@@ -14,9 +14,9 @@ cni_network validates what its task declares as the file it will write, cni_info
 holds among the conf dir's networks, so neither's verdict stands for the other's. It holds while
 all of these are as they were when it was reached:
 
-- the inputs, hashed into the entry's key: the reader; the configuration validated, exactly (for
-  cni_network, what the task declared, before coercion; for cni_info, the file's network with its
-  drop-ins); the file's path and the conf dir; the identity (mode, device, inode, size, mtime,
+- the inputs, hashed into the entry's key: the reader; the configuration it was given, exactly
+  (cni_network's task's, before coercion; for cni_info, the network the file holds, its drop-in
+  plugins added); the file's path and the conf dir; the identity (mode, device, inode, size, mtime,
   ctime) of every other entry of the conf dir and of its subdirectories (the other networks,
   drop-ins, files that cannot be loaded; the file itself is not an input: validation reads the
   configuration in the key, never the file's bytes); the plugin directories when the
@@ -31,10 +31,10 @@ all of these are as they were when it was reached:
 
 Entries live in the collection's state directory, beside the result cache, its locks and intent
 markers: ``<cache_dir>/cnikit-verdicts/``, one per network file and reader (named by the sha256
-of the file's path), not in the conf dir, which runtimes watch and read. As the binaries memo (``_binaries``):
-written mode 0644; an entry the process's user does not own, that others may write, that cannot
-be read or is not one, is a miss, and the validation runs. A verdict that cannot be written is
-not remembered; nothing fails for it."""
+of the file's path), not in the conf dir, which runtimes watch and read. As the binaries memo
+(``_binaries``): written mode 0644; an entry the process's user does not own, that others may
+write, that cannot be read or is not one, is a miss, and the validation runs. A verdict that
+cannot be written is not remembered; nothing fails for it."""
 
 from __future__ import annotations
 

@@ -90,7 +90,7 @@ def test_plugin_facts_warn_about_an_unreadable_manifest(host):
 
 
 def verdicts_of(host) -> _facts.NetworkVerdicts:
-    return _facts.NetworkVerdicts(str(host.conf), str(host.cache), keep=True)
+    return _facts.NetworkVerdicts(str(host.cache), keep=True)
 
 
 def test_network_facts_validate_and_query_status(host):
