@@ -6,6 +6,7 @@ reuses the verdict, and a change of any input it depends on makes the next run v
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -178,16 +179,31 @@ def test_checking_the_binaries_or_not_are_two_verdicts(network):
 def test_what_the_checks_read_of_the_host_invalidates_the_verdict(tmp_path, monkeypatch):
     """The dhcp IPAM's check reads its daemon's socket: the verdict holds while it reads the same."""
     daemon = tmp_path / "dhcp.sock"
-    plugin = {"type": "bridge", "bridge": "cnit-br0", "ipam": {"type": "dhcp", "daemonSocketPath": str(daemon)}}
-    network = Network(tmp_path, monkeypatch, [plugin])
+    network = Network(tmp_path, monkeypatch, dhcp_network(daemon))
     network.run()
     validated, no_daemon = network.run()
-    assert not validated and [w for w in no_daemon["validation_warnings"] if "no dhcp daemon" in w["message"]]
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listening:
-        listening.bind(str(daemon))
-        listening.listen()
+    assert not validated and no_daemon_warnings(no_daemon["validation_warnings"])
+    with listening_on(daemon):
         validated, daemon_up = network.run()
-    assert validated and not [w for w in daemon_up["validation_warnings"] if "no dhcp daemon" in w["message"]]
+    assert validated and not no_daemon_warnings(daemon_up["validation_warnings"])
+
+
+def dhcp_network(daemon) -> list:
+    """The plugins of a network whose dhcp IPAM asks the daemon on the socket ``daemon``."""
+    return [{"type": "bridge", "bridge": "cnit-br0", "ipam": {"type": "dhcp", "daemonSocketPath": str(daemon)}}]
+
+
+@contextlib.contextmanager
+def listening_on(path):
+    """A daemon's socket at ``path``, accepting connections."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listening:
+        listening.bind(str(path))
+        listening.listen()
+        yield
+
+
+def no_daemon_warnings(findings: list) -> list:
+    return [w for w in findings if "no dhcp daemon" in w["message"]]
 
 
 def test_another_collection_code_invalidates_the_verdict(network, monkeypatch):
@@ -349,15 +365,11 @@ def test_another_collection_code_invalidates_cni_infos_verdict(info, monkeypatch
 
 def test_what_cni_infos_checks_read_of_the_host_invalidates_its_verdict(tmp_path, monkeypatch):
     daemon = tmp_path / "dhcp.sock"
-    network = Network(tmp_path, monkeypatch, [{"type": "bridge", "bridge": "cnit-br0",
-                                              "ipam": {"type": "dhcp", "daemonSocketPath": str(daemon)}}])
-    info = Info(network)
+    info = Info(Network(tmp_path, monkeypatch, dhcp_network(daemon)))
     info.converged()
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listening:
-        listening.bind(str(daemon))
-        listening.listen()
+    with listening_on(daemon):
         validated, daemon_up = info.run()
-    assert validated and not [w for w in daemon_up["warnings"] if "no dhcp daemon" in w["message"]]
+    assert validated and not no_daemon_warnings(daemon_up["warnings"])
 
 
 def test_cni_info_keeps_no_verdict_in_check_mode(network, info):
