@@ -118,22 +118,20 @@ def _validation(network: NetworkList, conf_dir: str, loaded: ConfDir, executor: 
     """The validation report of ``network`` among the others ``loaded`` from ``conf_dir``: the
     verdict remembered from the last validation of its file when it provably holds, else a
     validation, remembered when ``verdicts.keep``."""
-    from ._host_reads import HostReads  # pylint: disable=import-outside-toplevel  # only the networks subset validates
-    from ._validation.report import ValidationReport  # pylint: disable=import-outside-toplevel  # as HostReads
-    from ._verdicts import AskedBinaries, VerdictCache  # pylint: disable=import-outside-toplevel  # as HostReads
+    from ._validation.report import ValidationReport  # pylint: disable=import-outside-toplevel  # only the networks subset validates
+    from ._verdicts import VerdictCache  # pylint: disable=import-outside-toplevel  # as ValidationReport
 
     conf = dict(network.raw, plugins=network.plugins)
-    cache = VerdictCache(verdicts.cache_dir, conf_dir, network.source, conf, executor, "cni_info")
     report = ValidationReport()
-    if cache.recall(report) is not None:
-        return report
-    from ._validate import validate_network_list  # pylint: disable=import-outside-toplevel  # a remembered verdict needs none of it
 
-    asked, host_reads = AskedBinaries(executor), HostReads()
-    validate_network_list(conf, installed_versions=asked.supported_versions, installed_release=asked.release,
-                          other_networks=loaded.networks, source=network.source, report=report, host_reads=host_reads)
-    if verdicts.keep:
-        cache.remember(conf, report, 0, asked, host_reads)
+    def validate(asked, host_reads) -> dict:
+        from ._validate import validate_network_list  # pylint: disable=import-outside-toplevel  # a remembered verdict needs none of it
+        validate_network_list(conf, installed_versions=asked.supported_versions, installed_release=asked.release,
+                              other_networks=loaded.networks, source=network.source, report=report,
+                              host_reads=host_reads)
+        return conf
+    VerdictCache(verdicts.cache_dir, conf_dir, network.source, conf, executor, "cni_info").validated(
+        report, validate, verdicts.keep)
     return report
 
 

@@ -16,11 +16,10 @@ from ._conflist import ENVELOPE_OPTIONS, needed_binaries, read_conf_file
 from ._errors import CNIError, ConfigError
 from ._exec import PluginExecutor
 from ._fileio import ensure_dir, remove_written_file
-from ._host_reads import HostReads
 from ._identifiers import check_network_name
 from ._planned import planned_fact
 from ._validation.report import ValidationReport
-from ._verdicts import AskedBinaries, VerdictCache, forget as forget_verdict
+from ._verdicts import VerdictCache, forget as forget_verdict
 from ._wording import first_few
 
 ARGUMENT_SPEC = ArgumentSpec({
@@ -131,17 +130,12 @@ def _validated(host, params, path: str, declared: dict, report: ValidationReport
     ``validate_only``, which change nothing on the host)."""
     executor = _probing_executor(host, params, declared)
     verdicts = VerdictCache(params["cache_dir"], params["conf_dir"], path, declared, executor, "cni_network")
-    conf = verdicts.recall(report)
-    if conf is not None:
+
+    def validate(asked, host_reads) -> dict:
+        conf = _coerced(declared)
+        netfile.validate_on_host(conf, path, params["conf_dir"], report, asked, host_reads)
         return conf
-    conf = _coerced(declared)
-    first_new_warning = len(report.warnings)
-    asked = AskedBinaries(executor) if executor is not None else None
-    host_reads = HostReads()
-    netfile.validate_on_host(conf, path, params["conf_dir"], report, asked, host_reads)
-    if not host.check_mode and not params["validate_only"]:
-        verdicts.remember(conf, report, first_new_warning, asked, host_reads)
-    return conf
+    return verdicts.validated(report, validate, keep=not host.check_mode and not params["validate_only"])
 
 
 def _refuse_what_every_add_would_refuse(conf: dict, report) -> None:

@@ -201,7 +201,24 @@ class VerdictCache:
                   "cni_path": executor.cni_path if executor is not None else None}
         self.key = hashlib.sha256(json.dumps(inputs).encode()).hexdigest()
 
-    def recall(self, report) -> dict | None:
+    def validated(self, report, validate, keep: bool) -> dict:
+        """The configuration the verdict is of, its findings added to ``report``: the remembered
+        verdict when it provably holds, else ``validate(asked, host_reads)``'s, which adds its
+        findings to ``report``, asks the binaries through ``asked`` (an AskedBinaries, None when
+        they are not checked), the host through ``host_reads``, and returns the configuration it
+        validated; that verdict is remembered when ``keep``."""
+        recalled = self._recall(report)
+        if recalled is not None:
+            return recalled
+        first_new_warning = len(report.warnings)
+        asked = AskedBinaries(self.executor) if self.executor is not None else None
+        host_reads = HostReads()
+        validated = validate(asked, host_reads)
+        if keep:
+            self._remember(validated, report, first_new_warning, asked, host_reads)
+        return validated
+
+    def _recall(self, report) -> dict | None:
         """The configuration the remembered verdict is of, its findings added to ``report``; None
         when there is none that provably holds."""
         entry = _load(self.path)
@@ -224,8 +241,8 @@ class VerdictCache:
             return not binaries
         return binaries_evidence(self.executor, [b[0] for b in binaries]) == binaries
 
-    def remember(self, validated: dict, report, first_new_warning: int, asked: AskedBinaries | None,
-                 host_reads: HostReads) -> None:
+    def _remember(self, validated: dict, report, first_new_warning: int, asked: AskedBinaries | None,
+                  host_reads: HostReads) -> None:
         """Keep the verdict just reached on ``validated`` (``report``'s warnings from
         ``first_new_warning`` on) unless it has errors or a finding JSON cannot carry; a cache
         that cannot be written is left as it is."""
